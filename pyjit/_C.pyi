@@ -1,0 +1,125 @@
+"""pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing.
+
+NOTE(frame-hook): a *callback* is installed per thread with `set_eval_frame`. While a
+thread has one, every Python function frame that thread starts is first looked up in
+the per-code cache kept in the code object's `co_extra`:
+
+* a hit (some entry's guard holds) runs that entry's transformed code, without calling
+  the callback and without running any Python bytecode for the lookup;
+* a miss calls `callback(frame_info)`, with the hook disabled for everything the
+  callback runs. It returns
+    - `None`: run the original code this time;
+    - `SKIP`: never hand this code object to a callback again (until `reset()`) and run
+      the original code; afterwards the frame costs one pointer test;
+    - `(guard, code)`: add the entry to the code's cache and run `code` for this frame.
+  A callback that raises is reported through `sys.unraisablehook` and the frame runs
+  its original code.
+
+Generator, coroutine and async-generator frames, and module- or class-level frames, are
+never handed to a callback. A transformed `code` must have the same argument signature
+(argument counts, `*args`/`**kwargs` flags) and the same free variables as the original.
+The transformed code object is itself marked `SKIP`; frames it starts are hooked as usual.
+"""
+
+from collections.abc import Callable, Sequence
+from types import CodeType, FunctionType
+from typing import Any, Final
+
+class FrameInfo:
+    """What a callback sees of a frame about to start. It keeps no frame alive."""
+
+    f_code: CodeType
+    f_globals: dict[str, Any]
+    f_builtins: dict[str, Any]
+    f_func: FunctionType
+    args: tuple[Any, ...]
+    """The bound arguments in slot order: positional, keyword-only, *args tuple, **kwargs dict."""
+    @property
+    def f_locals(self) -> dict[str, Any]:
+        """Argument name -> value."""
+
+SKIP: Final[object]
+
+Callback = Callable[[FrameInfo], "None | object | tuple[GuardProgram, CodeType]"]
+
+def set_eval_frame(callback: Callback | None) -> Callback | None:
+    """Install `callback` for the calling thread (None removes it); returns the previous one.
+
+    The interpreter-wide eval function is pyjit's only while some thread has a callback."""
+
+def get_eval_frame() -> Callback | None:
+    """The calling thread's callback."""
+
+def hook_installed() -> bool:
+    """Whether the interpreter's eval-frame function is currently pyjit's."""
+
+def reset() -> None:
+    """Drop every cache entry and every SKIP mark; guarded objects are released."""
+
+def cache_entries(code: CodeType) -> list[tuple[GuardProgram, CodeType]]:
+    """The entries of `code`'s cache, most recently hit first."""
+
+def mark_skip(code: CodeType) -> None: ...
+def is_skipped(code: CodeType) -> bool: ...
+
+class GuardProgram:
+    """A guard compiled to a check program evaluated in C.
+
+    sources: a list; each item names a value, reached from the frame or from an
+    earlier source (by its index in the list):
+        ("local", slot, name)     the frame's argument in slot `slot` (FrameInfo.args order)
+        ("global", name)          frame globals[name]
+        ("builtin", name)         frame builtins[name]
+        ("closure", index, name)  contents of the function's closure cell `index`
+        ("default", index)        the function's __defaults__[index]
+        ("kwdefault", name)       the function's __kwdefaults__[name]
+        ("attr", parent, name)    getattr(sources[parent], name)
+        ("item", parent, key)     sources[parent][key]
+    A source that cannot be read (missing attribute, key, global) fails the guard.
+
+    checks: a list, all of which must hold:
+        ("type", src, type)          type(value) is type
+        ("id", src, obj)             value is obj (obj is kept alive until reset)
+        ("eq", src, const)           type(value) is type(const) and value == const;
+                                     const is int, float, complex, str, bytes, bool,
+                                     None or a tuple of these
+        ("len", src, n)              len(value) == n
+        ("dict_keys", src, keys)     type(value) is dict and tuple(value) == keys (in order)
+        ("array", src, spec)         an array match; spec is a dict:
+            "type": exact type (numpy.ndarray, cupy.ndarray, ...)        required
+            "dtype": dtype (anything numpy.dtype() accepts)              required
+            "shape": tuple; each item an int (static), None (any size) or
+                     a str symbol like "s0" (any size >= 2; equal wherever the
+                     same symbol appears in this program)                required
+            "strides": None (default: any), "C" or "F" (contiguous), or a tuple
+                       of ints (bytes) and None (any)
+            "writeable": None (default: any), True or False
+            "device": None (default: any) or the device id (value.device.id)
+        ("python", src, fn, text)    fn(value) is truthy (src None: fn()); runs Python,
+                                     so only for rare checks. `text` describes it.
+    Raises TypeError / ValueError for a malformed program.
+    """
+
+    def __init__(self, sources: Sequence[tuple[Any, ...]], checks: Sequence[tuple[Any, ...]]) -> None: ...
+    def check(self, frame: FrameInfo) -> bool:
+        """Whether every check holds for `frame` (the same path the hook takes)."""
+    def first_failure(self, frame: FrameInfo) -> str | None:
+        """A readable reason for the first failing check, e.g.
+        "array 'x' size mismatch at index 0: expected 4, actual 5"; None if all hold."""
+    def __str__(self) -> str:
+        """One line per check, in readable Python-like text."""
+
+class CompiledFunction:
+    """A C callable: installs `callback` for the duration of each call of `fn`.
+
+    It binds like a function (as a method on classes) and has a __dict__, so
+    functools.update_wrapper works on it; `__wrapped__` is `fn`."""
+
+    __wrapped__: Callable[..., Any]
+    callback: Callback | None
+    def __init__(self, fn: Callable[..., Any], callback: Callback | None) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: object, objtype: type | None = None) -> Any: ...
+
+def bench(fn: Callable[..., Any], args: tuple[Any, ...], n: int, warmup: int = 0) -> list[float]:
+    """Call fn(*args) `warmup` times untimed, then `n` times; the seconds each timed call took."""
