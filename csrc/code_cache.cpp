@@ -273,17 +273,20 @@ CodeCache::Lookup CodeCache::lookup(const FrameView& frame, CacheHit* hit) {
   return Lookup::Hit;
 }
 
-// Functions are cheap to make, but reusing the last one skips an allocation per call when
-// the frame's closure and globals are those it was made with (the common case).
+// Reusing the last function made for an entry saves an allocation per call. Only
+// functions without a closure are kept: a kept closure could reach the very function
+// whose code owns this cache, a cycle through co_extra that the GC cannot see.
 bool CodeCache::prepare_hit(CacheEntry& entry, const FrameView& frame, CacheHit* hit) {
   PyObject* closure = PyFunction_GET_CLOSURE(frame.function);
   auto* last = reinterpret_cast<PyFunctionObject*>(entry.function.get());
-  if (!last || last->func_closure != closure || last->func_globals != frame.globals) {
+  if (closure || !last || last->func_globals != frame.globals) {
     Ref function = Ref::steal(PyFunction_New(entry.callable_code.get(), frame.globals));
     if (!function || (closure && PyFunction_SetClosure(function.get(), closure) < 0)) return false;
-    entry.function = std::move(function);
+    if (!closure) entry.function = function;
+    hit->function = std::move(function);
+  } else {
+    hit->function = entry.function;
   }
-  hit->function = entry.function;
   hit->stub = stub_;
   return true;
 }

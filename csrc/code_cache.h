@@ -27,7 +27,7 @@ struct CacheEntry {
   const GuardProgram* program;
   Ref code;            // the transformed code, as the callback returned it
   Ref callable_code;   // the same code taking every argument slot positionally
-  Ref function;        // the last function object made for callable_code
+  Ref function;        // the last closure-free function made for callable_code
   uint64_t dispatch_hash = 0;
 };
 

@@ -15,8 +15,9 @@ the per-code cache kept in the code object's `co_extra`:
   A callback that raises is reported through `sys.unraisablehook` and the frame runs
   its original code.
 
-Generator, coroutine and async-generator frames, and module- or class-level frames, are
-never handed to a callback. A transformed `code` must have the same argument signature
+Generator, coroutine and async-generator frames, module- or class-level frames, and
+frames of codes with no value stack (`co_stacksize == 0`: on 3.12+ `def f(): return 1`)
+are never handed to a callback; their codes are marked SKIP on first sight. A transformed `code` must have the same argument signature
 (argument counts, `*args`/`**kwargs` flags) and the same free variables as the original.
 The transformed code object is itself marked `SKIP`; frames it starts are hooked as usual.
 """
