@@ -108,8 +108,26 @@ void CodeCache::release() {
   if (pins_ == 0) delete this;
 }
 
+// Called by CPython when the code object dies, and for the old value whenever
+// co_extra is set. The latter happens *before* co_extra stops pointing at the cache,
+// so replace_extra() detaches a cache itself and this ignores it.
 void CodeCache::free_extra(void* extra) {
-  if (extra && !is_tag(extra)) static_cast<CodeCache*>(extra)->release();
+  if (!extra || is_tag(extra)) return;
+  auto* cache = static_cast<CodeCache*>(extra);
+  if (!cache->detaching_) cache->release();
+}
+
+// Points co_extra at `value` (a cache, a SKIP tag or nullptr) and only then lets the old
+// cache go: dropping its entries may run Python code, which must not find it there, and
+// which must not free the code object while CPython is writing its co_extra.
+int CodeCache::replace_extra(PyCodeObject* code, void* value) {
+  Ref keep_alive = Ref::borrow(reinterpret_cast<PyObject*>(code));
+  bool skipped;
+  CodeCache* old = find(code, &skipped);
+  if (old) old->detaching_ = true;
+  int status = compat::set_code_extra(code, g_extra_index, value);
+  if (old) old->release();
+  return status;
 }
 
 int CodeCache::init() {
@@ -135,17 +153,13 @@ CodeCache* CodeCache::find(PyCodeObject* code, bool* skipped) {
   return extra && !is_tag(extra) ? static_cast<CodeCache*>(extra) : nullptr;
 }
 
-void CodeCache::mark_skip(PyCodeObject* code) {
-  compat::set_code_extra(code, g_extra_index, skip_tag());
-}
+void CodeCache::mark_skip(PyCodeObject* code) { replace_extra(code, skip_tag()); }
 
 void CodeCache::reset_all() {
-  std::vector<CodeCache*> caches;
-  for (CodeCache* cache = g_first_cache; cache; cache = cache->next_) caches.push_back(cache);
-  // Each set_code_extra frees one cache; what that frees may run Python code, but every
-  // cache in the snapshot stays allocated until its own turn (or its lookup unpins it).
-  for (CodeCache* cache : caches) compat::set_code_extra(cache->code_, g_extra_index, nullptr);
   g_skip_tag += 2;
+  // Releasing one cache can free others (a guarded object's code dies with it), so take
+  // the current first cache each time rather than a snapshot.
+  while (g_first_cache) replace_extra(g_first_cache->code_, nullptr);
 }
 
 PyObject* CodeCache::entries_of(PyCodeObject* code) {
@@ -183,7 +197,7 @@ bool CodeCache::add(PyCodeObject* code, PyObject* guard, PyObject* transformed,
   if (!stub) return false;
   if (!cache) {
     cache = new CodeCache(code);
-    if (compat::set_code_extra(code, g_extra_index, cache) < 0) {
+    if (replace_extra(code, cache) < 0) {
       cache->release();
       return false;
     }

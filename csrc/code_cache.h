@@ -70,6 +70,7 @@ class CodeCache {
   explicit CodeCache(PyCodeObject* code);
   ~CodeCache();
   static void free_extra(void* extra);
+  static int replace_extra(PyCodeObject* code, void* value);
   void release();  // the code dropped this cache (or reset did): delete once unpinned
   bool prepare_hit(CacheEntry& entry, const FrameView& frame, CacheHit* hit);
   void rebuild_dispatch();
@@ -83,6 +84,7 @@ class CodeCache {
   uint64_t generation_ = 0;  // bumped whenever entries change
   int pins_ = 0;             // lookups in progress
   bool released_ = false;
+  bool detaching_ = false;  // replace_extra is taking it out of co_extra
   CodeCache* previous_ = nullptr;  // all live caches, for reset_all
   CodeCache* next_ = nullptr;
 };

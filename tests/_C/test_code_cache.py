@@ -2,6 +2,7 @@
 recompiles, SKIP marks, reset, and how long cached objects live."""
 
 import gc
+import types
 import weakref
 
 import numpy as np
@@ -157,6 +158,53 @@ def test_entries_die_with_their_code_object(hooked, replaced_const):
     del token, callback, transformed, short_lived
     gc.collect()
     assert {name: ref() is None for name, ref in alive.items()} == dict.fromkeys(alive, True)
+
+
+def test_reset_survives_a_cache_freed_by_another(hooked, replaced_const):
+    # `tagged`'s entry is all that keeps `victim` alive, and `victim`'s code has a cache
+    # of its own: releasing the first cache frees the second in the middle of reset().
+    victim = types.FunctionType(tagged.__code__.replace(), {})
+    victim_transformed = replaced_const(victim.__code__, "orig", "jit")
+    tagged_transformed = replaced_const(tagged.__code__, "orig", "jit")
+
+    def callback(frame):
+        if frame.f_code is victim.__code__:
+            return _C.GuardProgram([], []), victim_transformed
+        if frame.f_code is tagged.__code__:
+            return guard_on_identity(frame), tagged_transformed
+
+    with hooked(callback):
+        assert victim(1) == (1, "jit")
+        assert tagged(victim)[1] == "jit"
+    alive = weakref.ref(victim.__code__)
+    del victim, victim_transformed, callback
+    gc.collect()
+    assert alive() is not None
+    _C.reset()
+    assert alive() is None
+    assert _C.cache_entries(tagged.__code__) == []
+
+
+def test_mark_skip_while_entries_are_dropped_runs_no_freed_cache(hooked, replaced_const):
+    # Dropping an entry may run Python code (a guarded object's __del__) that calls the
+    # very function being marked: it must see the SKIP mark, not the dying cache.
+    calls_during_drop = []
+
+    class CallsTaggedWhenFreed:
+        def __del__(self):
+            calls_during_drop.append(tagged(0))
+
+    transformed = replaced_const(tagged.__code__, "orig", "jit")
+
+    def callback(frame):
+        if frame.f_code is tagged.__code__:
+            return guard_on_identity(frame), transformed
+
+    with hooked(callback):
+        tagged(CallsTaggedWhenFreed())
+        _C.mark_skip(tagged.__code__)
+    assert calls_during_drop == [(0, "orig")]
+    assert _C.cache_entries(tagged.__code__) == []
 
 
 # --- the hook's lookup ---------------------------------------------------------------

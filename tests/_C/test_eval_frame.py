@@ -83,6 +83,26 @@ def test_hook_installed_only_while_some_thread_has_a_callback(hooked):
     assert not _C.hook_installed()
 
 
+def test_thread_exiting_with_a_callback_drops_it(hooked):
+    class Callback:
+        def __call__(self, frame):
+            return None
+
+    callback = Callback()
+    callback_ref = weakref.ref(callback)
+
+    def worker():
+        _C.set_eval_frame(callback)  # never removed: the thread state's end must do it
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    del callback
+    gc.collect()
+    assert not _C.hook_installed()
+    assert callback_ref() is None
+
+
 # --- what reaches the callback -----------------------------------------------------
 
 

@@ -1,0 +1,44 @@
+"""pyjit's public names that exist so far (pyjit/__init__.py)."""
+
+import pyjit
+from pyjit import _C
+
+
+def double(x):
+    return x * 2
+
+
+def compile_double_as_triple(frame):
+    if frame.f_code is not double.__code__:
+        return None
+    guard = _C.GuardProgram([("local", 0, "x")], [("type", 0, type(frame.args[0]))])
+    consts = tuple(3 if const == 2 else const for const in double.__code__.co_consts)
+    return guard, double.__code__.replace(co_consts=consts)
+
+
+def run_compiled(x):
+    return _C.CompiledFunction(double, compile_double_as_triple)(x)
+
+
+def test_cache_entries_gives_guard_text_and_code():
+    pyjit.reset()
+    assert run_compiled(5) == 15
+    ((guard_text, code),) = pyjit.cache_entries(double)
+    assert guard_text == "type(x) is int"
+    assert code.co_consts != double.__code__.co_consts
+    pyjit.reset()
+
+
+def test_cache_entries_sees_through_a_wrapper():
+    pyjit.reset()
+    compiled = _C.CompiledFunction(double, compile_double_as_triple)
+    assert compiled(1.5) == 4.5
+    assert [text for text, _ in pyjit.cache_entries(compiled)] == ["type(x) is float"]
+    pyjit.reset()
+
+
+def test_reset_forgets_compiled_entries():
+    assert run_compiled(5) == 15
+    pyjit.reset()
+    assert pyjit.cache_entries(double) == []
+    assert double(5) == 10
