@@ -207,6 +207,11 @@ PyObject* run_miss(PyThreadState* tstate, compat::Frame* frame, PyCodeObject* co
   hook->busy = true;
   Ref answer = Ref::steal(PyObject_CallOneArg(callback.get(), info.get()));
   hook->busy = false;
+  if (!answer && !PyErr_ExceptionMatches(PyExc_Exception)) {
+    // KeyboardInterrupt or SystemExit during a compile is the user's: CPython raises it
+    // from the frame's first instruction (as generator.throw() does) and pops the frame.
+    return compat::eval_default(tstate, frame, 1);
+  }
   if (!answer) return report_and_run_original(tstate, frame, code);
   if (answer.get() == Py_None) return run_original(tstate, frame);
   if (answer.get() == g_skip) {

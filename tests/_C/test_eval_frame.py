@@ -496,6 +496,24 @@ def test_callback_error_is_reported_and_frame_runs_original(hooked, unraisable):
     assert unraisable == [(ValueError, "backend exploded")]
 
 
+def test_keyboard_interrupt_in_callback_propagates_from_the_frame(hooked, unraisable):
+    ran = []
+
+    def interrupted(frame):
+        if frame.f_code is records_run.__code__:
+            raise KeyboardInterrupt("stop compiling")
+
+    def records_run(x):
+        ran.append(x)
+
+    with hooked(interrupted):
+        with pytest.raises(KeyboardInterrupt, match="stop compiling"):
+            records_run(1)
+    records_run(2)  # the interrupted frame was popped cleanly: calls still work
+    assert ran == [2]
+    assert unraisable == []
+
+
 def takes_two(x, y):
     return x, y, "other"
 
