@@ -12,8 +12,9 @@ the per-code cache kept in the code object's `co_extra`:
     - `SKIP`: never hand this code object to a callback again (until `reset()`) and run
       the original code; afterwards the frame costs one pointer test;
     - `(guard, code)`: add the entry to the code's cache and run `code` for this frame.
-  A callback that raises is reported through `sys.unraisablehook` and the frame runs
-  its original code.
+  A callback that raises an `Exception`, or answers something unusable, is reported
+  through `sys.unraisablehook` and the frame runs its original code; KeyboardInterrupt
+  and SystemExit propagate from the frame.
 
 Generator, coroutine and async-generator frames, module- or class-level frames, and
 frames of codes with no value stack (`co_stacksize == 0`: on 3.12+ `def f(): return 1`)
