@@ -1,0 +1,21 @@
+"""Every program in examples/ runs to completion (each checks its own results)."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
+
+
+def test_there_are_examples():
+    assert EXAMPLES
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_example_runs(example):
+    # -P: the source tree's pyjit/ (no built _C) must not shadow the installed package.
+    completed = subprocess.run([sys.executable, "-P", str(example)], capture_output=True,
+                               text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
