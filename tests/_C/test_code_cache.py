@@ -252,3 +252,53 @@ def test_lookup_evaluates_a_global_guard(const_swap, hooked, monkeypatch):
         with pytest.raises(NameError):
             reads_scale(1)  # unreadable global: a miss, then the code itself fails
     assert backend.calls == 3
+
+
+class PerShape:
+    """A backend compiling one entry per static shape: entries share their dispatch
+    signature (type, dtype, ndim) and differ only in what their full guards check."""
+
+    def __init__(self, fn, replace):
+        self.code = fn.__code__
+        self.transformed = replace(self.code, "orig", "jit")
+        self.calls = 0
+
+    def __call__(self, frame):
+        if frame.f_code is not self.code:
+            return None
+        self.calls += 1
+        spec = {"type": np.ndarray, "dtype": "float64", "shape": frame.args[0].shape}
+        return _C.GuardProgram([("local", 0, "x")], [("array", 0, spec)]), self.transformed
+
+
+def test_entries_with_the_same_signature_are_told_apart_by_their_guards(hooked, replaced_const):
+    backend = PerShape(first_size, replaced_const)
+    with hooked(backend):
+        for size in (4, 5, 6):
+            assert first_size(np.zeros(size)) == (size, "jit")
+        for size in (4, 6, 5, 4):
+            assert first_size(np.zeros(size)) == (size, "jit")
+    assert backend.calls == 3
+
+
+def test_entries_without_a_shared_signature_slot_still_dispatch(hooked, replaced_const):
+    # One entry checks its argument only through a python check, the other by type: no
+    # argument slot has a signature check in every entry, so each full guard decides.
+    transformed = replaced_const(reads_scale.__code__, "orig", "jit")
+    asked = []
+
+    def callback(frame):
+        if frame.f_code is not reads_scale.__code__:
+            return None
+        asked.append(type(frame.args[0]))
+        if type(frame.args[0]) is int:
+            return _C.GuardProgram([("local", 0, "x")], [("type", 0, int)]), transformed
+        is_float = ("python", 0, lambda value: type(value) is float, "is_float")
+        return _C.GuardProgram([("local", 0, "x")], [is_float]), transformed
+
+    with hooked(callback):
+        assert reads_scale(1.5) == (3.0, "jit")
+        assert reads_scale(3) == (6, "jit")
+        assert reads_scale(2.5) == (5.0, "jit")
+        assert reads_scale(4) == (8, "jit")
+    assert asked == [float, int]
