@@ -1,10 +1,11 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
 from pyjit import _C
+from pyjit.backends import list_backends, register_backend
 
 __version__ = "0.1.0"
 
-__all__ = ["cache_entries", "reset"]
+__all__ = ["cache_entries", "list_backends", "register_backend", "reset"]
 
 
 def reset():

@@ -1,0 +1,13 @@
+"""The exceptions pyjit raises of its own (user errors keep NumPy's exception types)."""
+
+
+class PyjitError(Exception):
+    """Base of pyjit's own errors."""
+
+
+class LintError(PyjitError):
+    """A graph breaks an invariant of the IR; the message says which and prints the graph."""
+
+
+class InvalidBackend(PyjitError):
+    """No backend is registered (or installed through an entry point) under that name."""

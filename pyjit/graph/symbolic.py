@@ -1,0 +1,346 @@
+"""Symbolic sizes: `s0`, `s1`, … and the small arithmetic reshapes and broadcasting need.
+
+NOTE(symbolic-sizes): a symbolic size is a polynomial with rational coefficients over
+size symbols (`3/2*s0*s1 + 4`). That is closed under +, -, * and division by a
+constant, which covers broadcasting, concatenation, reshape (including `-1`), flattening
+and splitting. Every symbol has a hint, the value it had in the example inputs. A
+comparison is decided on the hints and recorded as a guard in the ShapeEnv, so the
+compiled code is only reused where the decision still holds; an equality between two
+symbols also makes one stand for the other from then on. Symbols are created only for
+sizes of 2 or more (0 and 1 stay specialised), which lets `could_be_one` answer
+broadcasting questions without a guard.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from fractions import Fraction
+
+Monomial = tuple[str, ...]  # sorted symbol names; () is the constant term
+
+
+def _symbol_index(name: str) -> tuple[int, str]:
+    return (int(name[1:]) if name[1:].isdigit() else -1, name)
+
+
+class ShapeEnv:
+    """The symbols of one graph: their hints, where they come from, and the guards taken."""
+
+    def __init__(self):
+        self.hints: dict[str, int] = {}
+        self.sources: dict[str, str] = {}
+        self.replacements: dict[str, SymInt] = {}
+        self.guards: list[ShapeGuard] = []
+
+    def create_symbol(self, hint: int, source: str = "") -> SymInt:
+        """A new size symbol `s<N>` whose example value is `hint` (at least 2)."""
+        if hint < 2:
+            raise ValueError(f"sizes 0 and 1 stay static; cannot make {hint} symbolic")
+        name = f"s{len(self.hints)}"
+        self.hints[name] = int(hint)
+        self.sources[name] = source
+        return SymInt({(name,): Fraction(1)}, self)
+
+    def evaluate(self, size: int | SymInt, hints: dict[str, int] | None = None) -> int:
+        """The value of `size` under `hints` (default: the example values)."""
+        if not isinstance(size, SymInt):
+            return size
+        return size.evaluate(self.hints if hints is None else hints)
+
+    def guard_texts(self) -> list[str]:
+        return [str(guard) for guard in self.guards]
+
+    def _record(self, lhs: SymInt, relation: str, rhs: int | SymInt) -> None:
+        guard = ShapeGuard(lhs, relation, rhs)
+        # Compared as text: comparing the SymInts themselves would record guards.
+        if str(guard) not in map(str, self.guards):
+            self.guards.append(guard)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ShapeGuard:
+    """`lhs <relation> rhs`, which held for the example inputs; relation is a Python operator."""
+
+    lhs: SymInt
+    relation: str
+    rhs: int | SymInt
+
+    def holds(self, hints: dict[str, int]) -> bool:
+        compare = _RELATIONS[self.relation]
+        rhs = self.rhs.evaluate(hints) if isinstance(self.rhs, SymInt) else self.rhs
+        return compare(self.lhs.evaluate(hints), rhs)
+
+    def __str__(self) -> str:
+        return f"{self.lhs} {self.relation} {self.rhs}"
+
+
+_RELATIONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+              ">": operator.gt, ">=": operator.ge}
+
+
+class SymInt:
+    """A size expression over symbols; behaves like an int in arithmetic and comparisons."""
+
+    __slots__ = ("terms", "env")
+
+    def __init__(self, terms: dict[Monomial, Fraction], env: ShapeEnv):
+        self.terms = {monomial: coeff for monomial, coeff in terms.items() if coeff != 0}
+        self.env = env
+
+    # -- construction helpers -------------------------------------------------------
+    def _make(self, terms: dict[Monomial, Fraction]) -> int | SymInt:
+        terms = _substitute(terms, self.env.replacements)
+        if all(monomial == () for monomial in terms):
+            constant = terms.get((), Fraction(0))
+            if constant.denominator != 1:
+                raise ValueError(f"size expression {self} does not divide evenly")
+            return int(constant)
+        return SymInt(terms, self.env)
+
+    @staticmethod
+    def _terms_of(value: int | SymInt) -> dict[Monomial, Fraction]:
+        if isinstance(value, SymInt):
+            return value.terms
+        if isinstance(value, int):
+            return {(): Fraction(value)}
+        raise TypeError(f"a size must be an int, not {type(value).__name__}")
+
+    # -- arithmetic -----------------------------------------------------------------
+    def __add__(self, other):
+        if not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        terms = dict(self.terms)
+        for monomial, coeff in self._terms_of(other).items():
+            terms[monomial] = terms.get(monomial, Fraction(0)) + coeff
+        return self._make(terms)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return self._make({monomial: -coeff for monomial, coeff in self.terms.items()})
+
+    def __sub__(self, other):
+        if not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        if not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        terms: dict[Monomial, Fraction] = {}
+        for left, left_coeff in self.terms.items():
+            for right, right_coeff in self._terms_of(other).items():
+                monomial = tuple(sorted(left + right, key=_symbol_index))
+                terms[monomial] = terms.get(monomial, Fraction(0)) + left_coeff * right_coeff
+        return self._make(terms)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        """Exact division: by a constant, or by a symbolic factor every term contains.
+
+        A division that is not exact for the example sizes raises ValueError; one that is
+        exact for them but not in general records a guard that it stays exact.
+        """
+        if isinstance(other, int):
+            if other == 0:
+                raise ZeroDivisionError("integer division or modulo by zero")
+            quotient = self._make({m: c / other for m, c in self.terms.items()})
+            if self.hint % other:
+                raise ValueError(f"size {self} (= {self.hint}) is not divisible by {other}")
+            if any((c / other).denominator != 1 for c in self.terms.values()):
+                self.env._record(self % other, "==", 0)
+            return quotient
+        if isinstance(other, SymInt):
+            return _divide_by_symbolic(self, other)
+        return NotImplemented
+
+    def __rfloordiv__(self, other):
+        if not isinstance(other, int):
+            return NotImplemented
+        return _divide_by_symbolic(other, self)
+
+    def __mod__(self, other):
+        if not isinstance(other, int) or other <= 0:
+            return NotImplemented
+        return _Mod(self, other)
+
+    # -- comparisons (decided on hints, recorded as guards) -------------------------
+    def _compare(self, other, relation: str):
+        if not isinstance(other, (int, SymInt)):
+            return NotImplemented
+        difference = self - other
+        if not isinstance(difference, SymInt):
+            return _RELATIONS[relation](difference, 0)
+        outcome = _RELATIONS[relation](difference.hint, 0)
+        if relation == "==" and outcome:
+            _learn_equality(self, other)
+        self.env._record(self, relation if outcome else _NEGATED[relation], other)
+        return outcome
+
+    def __eq__(self, other):
+        return self._compare(other, "==")
+
+    def __ne__(self, other):
+        return self._compare(other, "!=")
+
+    def __lt__(self, other):
+        return self._compare(other, "<")
+
+    def __le__(self, other):
+        return self._compare(other, "<=")
+
+    def __gt__(self, other):
+        return self._compare(other, ">")
+
+    def __ge__(self, other):
+        return self._compare(other, ">=")
+
+    def __hash__(self):
+        return hash(frozenset(self.terms.items()))
+
+    def __bool__(self):
+        return self != 0
+
+    def __int__(self):
+        """Specialise: the example value, with a guard that the size keeps it."""
+        hint = self.hint
+        self.env._record(self, "==", hint)
+        return hint
+
+    __index__ = __int__
+
+    # -- inspection -----------------------------------------------------------------
+    @property
+    def hint(self) -> int:
+        return self.evaluate(self.env.hints)
+
+    def evaluate(self, hints: dict[str, int]) -> int:
+        total = Fraction(0)
+        for monomial, coeff in self.terms.items():
+            total += coeff * math.prod(hints[name] for name in monomial)
+        return int(total)
+
+    def same_as(self, other: int | SymInt) -> bool:
+        """Structural equality, with no guard: the same expression, or provably equal."""
+        difference = self - other
+        return not isinstance(difference, SymInt) and difference == 0
+
+    def could_be_one(self) -> bool:
+        """False when the expression is at least 2 for every symbol value of 2 or more."""
+        if any(coeff < 0 for coeff in self.terms.values()):
+            return True
+        smallest = sum(coeff * 2 ** len(monomial) for monomial, coeff in self.terms.items())
+        return smallest < 2
+
+    def python(self) -> str:
+        """The expression as Python source over the symbol names, in integer arithmetic."""
+        denominator = math.lcm(*(coeff.denominator for coeff in self.terms.values()))
+        text = _polynomial_text({monomial: int(coeff * denominator) for monomial, coeff in self.terms.items()})
+        if denominator != 1:
+            return f"({text}) // {denominator}"
+        return f"({text})" if len(self.terms) > 1 else text
+
+    def symbols(self) -> set[str]:
+        return {name for monomial in self.terms for name in monomial}
+
+    def __repr__(self):
+        return str(self)
+
+    def __str__(self):
+        return _polynomial_text(self.terms)
+
+
+def _polynomial_text(terms: dict[Monomial, Fraction | int]) -> str:
+    pieces = []
+    for monomial, coeff in sorted(terms.items(), key=lambda item: (-len(item[0]), item[0])):
+        factors = ([str(abs(coeff))] if abs(coeff) != 1 or not monomial else []) + list(monomial)
+        pieces.append(("- " if coeff < 0 else "+ ") + "*".join(factors))
+    text = " ".join(pieces)
+    return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Mod:
+    """`expr % n`, only ever used as the left side of a divisibility guard."""
+
+    expr: SymInt
+    modulus: int
+
+    def evaluate(self, hints: dict[str, int]) -> int:
+        return self.expr.evaluate(hints) % self.modulus
+
+    def __str__(self):
+        return f"({self.expr}) % {self.modulus}"
+
+
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _substitute(terms: dict[Monomial, Fraction], replacements: dict[str, SymInt]):
+    while replacements and any(name in replacements for monomial in terms for name in monomial):
+        terms = _substitute_once(terms, replacements)
+    return terms
+
+
+def _substitute_once(terms: dict[Monomial, Fraction], replacements: dict[str, SymInt]):
+    result: dict[Monomial, Fraction] = {}
+    for monomial, coeff in terms.items():
+        product: dict[Monomial, Fraction] = {(): coeff}
+        for name in monomial:
+            factor = replacements[name].terms if name in replacements else {(name,): Fraction(1)}
+            product = {tuple(sorted(a + b, key=_symbol_index)): ca * cb
+                       for a, ca in product.items() for b, cb in factor.items()}
+        for key, value in product.items():
+            result[key] = result.get(key, Fraction(0)) + value
+    return result
+
+
+def _lone_symbol(value: int | SymInt) -> str | None:
+    if isinstance(value, SymInt) and len(value.terms) == 1:
+        ((monomial, coeff),) = value.terms.items()
+        if len(monomial) == 1 and coeff == 1:
+            return monomial[0]
+    return None
+
+
+def _learn_equality(left: SymInt, right: int | SymInt) -> None:
+    """After `left == right` held: a lone symbol on either side is replaced by the other
+    side from then on (between two lone symbols, the newer one goes)."""
+    candidates = [(name, other) for name, other in ((_lone_symbol(left), right), (_lone_symbol(right), left))
+                  if name is not None and not (isinstance(other, SymInt) and name in other.symbols())]
+    if candidates:
+        name, other = max(candidates, key=lambda candidate: _symbol_index(candidate[0]))
+        env = left.env
+        env.replacements[name] = other if isinstance(other, SymInt) else SymInt({(): Fraction(other)}, env)
+
+
+def _divide_by_symbolic(numerator: int | SymInt, denominator: SymInt) -> int | SymInt:
+    """`numerator // denominator` when `denominator` is a monomial every term contains;
+    otherwise both sides are specialised to their example values (with guards)."""
+    if isinstance(numerator, SymInt) and len(denominator.terms) == 1:
+        ((factor, coeff),) = denominator.terms.items()
+        if all(_contains(monomial, factor) for monomial in numerator.terms):
+            return numerator._make({_remove(monomial, factor): c / coeff for monomial, c in numerator.terms.items()})
+    return int(numerator) // int(denominator)
+
+
+def _contains(monomial: Monomial, factor: Monomial) -> bool:
+    remaining = list(monomial)
+    for name in factor:
+        if name not in remaining:
+            return False
+        remaining.remove(name)
+    return True
+
+
+def _remove(monomial: Monomial, factor: Monomial) -> Monomial:
+    remaining = list(monomial)
+    for name in factor:
+        remaining.remove(name)
+    return tuple(remaining)

@@ -1,0 +1,24 @@
+"""What VJPs share: bringing a result's gradient back to the shape and dtype of an input."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import op
+
+
+def is_differentiable(value) -> bool:
+    """Arrays (or graph nodes, or tensors) of a floating or complex dtype get gradients;
+    Python scalars, NumPy scalars and integer or boolean arrays do not."""
+    if isinstance(value, (bool, int, float, complex, np.generic)) or not hasattr(value, "dtype"):
+        return False
+    return np.dtype(value.dtype).kind in "fc"
+
+
+def input_grad(value, grad):
+    """`grad` (of a broadcast result) summed back to `value`'s shape and cast to its
+    dtype; None when `value` gets no gradient."""
+    if not is_differentiable(value):
+        return None
+    grad = op.sum_to_shape(grad, value.shape)
+    return grad if np.dtype(grad.dtype) == np.dtype(value.dtype) else op.astype(grad, value.dtype)

@@ -1,0 +1,143 @@
+"""The op registry: one entry per op, everything about the op side by side.
+
+NOTE(op-entry): an `Op` holds
+  * `impl(xp, *args, **kwargs)`: the computation through an array module, NumPy on the
+    CPU and CuPy on the GPU (the same code; `xp` is picked from the arguments);
+  * `meta(*args, **kwargs)`: shape, dtype and device of the result from the arguments'
+    metas (NOTE(meta-protocol) in pyjit/graph/meta.py);
+  * `vjp(grad, out, *args, **kwargs)`: the gradient of each positional argument given the
+    gradient of the result, written with registry ops (so it runs on arrays, records into
+    graphs, and runs on autograd tensors alike); it returns a tuple with an entry for each
+    leading positional argument (trailing ones it leaves out get none), None where no
+    gradient flows, a list for a sequence argument. An op with
+    `vjp=None` has no derivative (integer, boolean or index results);
+  * `formula(*args, **kwargs)`: for pointwise ops, the scalar expression a renderer
+    translates into C or CUDA (pyjit/ops/formula.py);
+  * `category`: pointwise, reduction, matmul, view or other.
+A `Composite` is a decomposition into registry ops and has no rules of its own: called
+on arrays it computes, called on graph nodes it records its primitives, and its
+derivative is that of its primitives.
+
+Calling an entry dispatches on its arguments (NOTE(dispatch-protocol)).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy
+
+CATEGORIES = ("pointwise", "reduction", "matmul", "view", "other")
+
+REGISTRY: dict[str, Op | Composite] = {}
+
+
+class Op:
+    """A primitive op (NOTE(op-entry))."""
+
+    pure = True  # no side effects: graphs may merge or drop calls whose results are unused
+
+    def __init__(self, name: str, *, category: str, impl: Callable, meta: Callable,
+                 vjp: Callable | None = None, formula: Callable | None = None, doc: str = ""):
+        if category not in CATEGORIES:
+            raise ValueError(f"op {name}: category {category!r} is not one of {CATEGORIES}")
+        if (category == "pointwise") != (formula is not None):
+            raise ValueError(f"op {name}: pointwise ops, and only they, have a formula")
+        self.name = self.__name__ = self.__qualname__ = name
+        self.__module__ = "pyjit.ops"  # the printed code reaches entries as pyjit.ops.<name>
+        self.__doc__ = doc
+        self.category = category
+        self.impl = impl
+        self.meta = meta
+        self.vjp = vjp
+        self.formula = formula
+
+    def __call__(self, *args, **kwargs):
+        dispatcher, xp = _inspect_arguments(args, kwargs)
+        if dispatcher is not None:
+            return type(dispatcher).__pyjit_dispatch__(dispatcher, self, args, kwargs)
+        return self.impl(xp, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name} ({self.category})>"
+
+
+class Composite:
+    """An op defined by decomposition into registry ops (NOTE(op-entry))."""
+
+    category = "composite"
+
+    def __init__(self, name: str, decomposition: Callable, doc: str = ""):
+        self.name = self.__name__ = self.__qualname__ = name
+        self.__module__ = "pyjit.ops"
+        self.__doc__ = doc or decomposition.__doc__
+        self.decomposition = decomposition
+
+    def __call__(self, *args, **kwargs):
+        return self.decomposition(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<composite op {self.name}>"
+
+
+def register(entry: Op | Composite) -> Op | Composite:
+    if entry.name in REGISTRY:
+        raise ValueError(f"op {entry.name} is registered twice")
+    REGISTRY[entry.name] = entry
+    return entry
+
+
+def primitive(name: str, *, category: str, meta: Callable, vjp: Callable | None = None,
+              formula: Callable | None = None):
+    """Decorator: register the decorated `impl(xp, ...)` as the primitive op `name`."""
+    def wrap(impl: Callable) -> Op:
+        return register(Op(name, category=category, impl=impl, meta=meta, vjp=vjp, formula=formula,
+                           doc=impl.__doc__ or ""))
+    return wrap
+
+
+def composite(name: str):
+    """Decorator: register the decorated function as the composite op `name`."""
+    def wrap(decomposition: Callable) -> Composite:
+        return register(Composite(name, decomposition))
+    return wrap
+
+
+class _Namespace:
+    """`op.mul(...)`: registry entries by name, looked up when called, so VJPs and
+    decompositions in one module may use ops another module registers."""
+
+    def __getattr__(self, name: str) -> Op | Composite:
+        try:
+            return REGISTRY[name]
+        except KeyError:
+            raise AttributeError(f"no registry op named {name!r}") from None
+
+
+op = _Namespace()
+
+
+# NOTE(dispatch-protocol): an argument whose type defines
+# `__pyjit_dispatch__(self, op, args, kwargs)` takes over the call: a graph node records
+# it, an autograd tensor records it on the tape. Arguments are searched in order, one
+# level into lists and tuples (concatenate's sequence, an index tuple). Otherwise the
+# op computes, with CuPy if any argument is a CuPy array and NumPy if not.
+def _inspect_arguments(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    xp = None
+    for value in _leaves(args, kwargs):
+        kind = type(value)
+        if hasattr(kind, "__pyjit_dispatch__"):
+            return value, None
+        if xp is None and kind.__module__.startswith("cupy"):
+            import cupy
+
+            xp = cupy
+    return None, numpy if xp is None else xp
+
+
+def _leaves(args: tuple, kwargs: dict):
+    for value in (*args, *kwargs.values()):
+        if type(value) in (list, tuple):
+            yield from value
+        else:
+            yield value

@@ -1,0 +1,252 @@
+"""Tests generated from the registry's sample rows (tests/op_samples): for every op and
+sample, the meta rule matches what NumPy returns, the result matches NumPy (or the row's
+reference), the printed graph re-executes to the same result, and the derivative matches
+central finite differences in float64."""
+
+import numpy as np
+import pytest
+from op_samples import all_samples
+
+from pyjit.graph import Graph, GraphModule, TensorMeta, map_nodes
+from pyjit.ops import REGISTRY, Composite
+
+SAMPLES = all_samples()
+CASES = [pytest.param(name, sample, id=f"{name}-{index}")
+         for name, rows in SAMPLES.items() for index, sample in enumerate(rows)]
+VALID_CASES = [case for case in CASES if case.values[1].raises is None]
+ERROR_CASES = [case for case in CASES if case.values[1].raises is not None]
+
+
+def test_every_op_has_sample_rows():
+    assert sorted(name for name in REGISTRY if not SAMPLES.get(name)) == []
+
+
+def test_every_sample_table_names_a_registered_op():
+    assert sorted(set(SAMPLES) - set(REGISTRY)) == []
+
+
+@pytest.mark.parametrize("category", ["pointwise", "reduction"])
+def test_pointwise_ops_and_reductions_are_sampled_at_size_zero(category):
+    def has_empty_array(sample):
+        return any(0 in getattr(arg, "shape", (1,)) for arg in sample.args)
+
+    missing = [name for name, entry in REGISTRY.items()
+               if entry.category == category and not any(map(has_empty_array, SAMPLES.get(name, [])))]
+    assert missing == []
+
+
+def arrays_to_placeholders(graph: Graph, structure, inputs: list):
+    """`structure` with every ndarray (also inside lists and tuples) replaced by a new
+    placeholder; the arrays are appended to `inputs` in placeholder order."""
+    if isinstance(structure, np.ndarray):
+        inputs.append(structure)
+        return graph.placeholder(f"a{len(inputs) - 1}", TensorMeta.of(structure))
+    if type(structure) in (list, tuple):
+        return type(structure)(arrays_to_placeholders(graph, item, inputs) for item in structure)
+    if isinstance(structure, dict):
+        return {key: arrays_to_placeholders(graph, item, inputs) for key, item in structure.items()}
+    return structure
+
+
+def trace(entry, args, kwargs):
+    """A graph of `entry` applied to placeholders for the array arguments, and those arrays."""
+    graph = Graph()
+    inputs: list = []
+    node_args = arrays_to_placeholders(graph, args, inputs)
+    node_kwargs = arrays_to_placeholders(graph, kwargs, inputs)
+    graph.output(entry(*node_args, **node_kwargs))
+    return graph, inputs
+
+
+def assert_same_values(actual, expected, rtol=0.0):
+    if isinstance(expected, (list, tuple)):
+        assert type(actual) is type(expected) and len(actual) == len(expected)
+        for one, other in zip(actual, expected):
+            assert_same_values(one, other, rtol)
+        return
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+    if rtol and expected.dtype.kind in "fc":
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+def assert_meta_describes(meta, value):
+    if isinstance(value, (list, tuple)):
+        assert len(meta) == len(value)
+        for one, other in zip(meta, value):
+            assert_meta_describes(one, other)
+        return
+    value = np.asarray(value)
+    assert isinstance(meta, TensorMeta), meta
+    assert meta.shape == value.shape
+    assert meta.dtype == value.dtype
+    assert meta.device == "cpu"
+
+
+@pytest.mark.parametrize(("name", "sample"), VALID_CASES)
+def test_meta_matches_numpy(name, sample):
+    args, kwargs = sample.make()
+    expected = REGISTRY[name](*args, **kwargs)
+    graph, _ = trace(REGISTRY[name], *sample.make())
+    output = graph.output_node.args[0]
+    assert_meta_describes(map_nodes(output, lambda node: node.meta), expected)
+
+
+@pytest.mark.parametrize(("name", "sample"), ERROR_CASES)
+def test_meta_raises_what_numpy_raises(name, sample):
+    args, kwargs = sample.make()
+    reference = sample.reference or getattr(np, name)
+    with pytest.raises(sample.raises):
+        reference(*args, **kwargs)
+    with pytest.raises(sample.raises):
+        REGISTRY[name](*args, **kwargs)
+    with pytest.raises(sample.raises):
+        trace(REGISTRY[name], *sample.make())
+
+
+@pytest.mark.parametrize(("name", "sample"), VALID_CASES)
+def test_result_matches_numpy(name, sample):
+    reference = sample.reference or getattr(np, name, None)
+    assert reference is not None, f"{name} is not a NumPy function: its sample rows need a reference"
+    args, kwargs = sample.make()
+    expected = reference(*args, **kwargs)
+    actual = REGISTRY[name](*sample.make()[0], **sample.make()[1])
+    assert_same_values(actual, expected, rtol=sample.rtol if sample.reference else 0.0)
+
+
+@pytest.mark.parametrize(("name", "sample"), VALID_CASES)
+def test_printed_code_reruns_to_the_same_result(name, sample):
+    graph, inputs = trace(REGISTRY[name], *sample.make())
+    module = GraphModule(graph)
+    namespace = {"constants": module.constants}
+    exec(module.code, namespace)
+    expected = REGISTRY[name](*sample.make()[0], **sample.make()[1])
+    assert_same_values(namespace[graph.name](*inputs), expected)
+    assert_same_values(module(*inputs), expected)
+
+
+def strided(array):
+    if not isinstance(array, np.ndarray) or array.ndim == 0:
+        return array
+    wide = np.empty(array.shape[:-1] + (2 * array.shape[-1],), array.dtype)
+    wide[..., ::2] = array
+    return wide[..., ::2]
+
+
+@pytest.mark.parametrize(("name", "sample"), VALID_CASES)
+def test_graph_gives_the_same_result_on_non_contiguous_inputs(name, sample):
+    graph, inputs = trace(REGISTRY[name], *sample.make())
+    expected = GraphModule(graph)(*inputs)
+    assert_same_values(GraphModule(graph)(*map(strided, inputs)), expected, rtol=1e-12)
+
+
+# -- derivatives ---------------------------------------------------------------------
+def as_float64(structure):
+    if isinstance(structure, np.ndarray) and structure.dtype.kind == "f":
+        return structure.astype(np.float64)
+    if type(structure) in (list, tuple):
+        return type(structure)(as_float64(item) for item in structure)
+    return structure
+
+
+def differentiable_case(case) -> bool:
+    name, sample = case.values
+    entry = REGISTRY[name]
+    args, kwargs = sample.make()
+    if sample.raises is not None or (not isinstance(entry, Composite) and entry.vjp is None):
+        return False
+    leaves = [leaf for leaf in _array_leaves((args, kwargs))]
+    return any(leaf.dtype.kind == "f" and leaf.size for leaf in leaves)
+
+
+def _array_leaves(structure):
+    if isinstance(structure, np.ndarray):
+        yield structure
+    elif type(structure) in (list, tuple):
+        for item in structure:
+            yield from _array_leaves(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from _array_leaves(item)
+
+
+DIFFERENTIABLE_CASES = [case for case in VALID_CASES if differentiable_case(case)]
+
+
+def as_list(output) -> list:
+    return list(output) if type(output) in (list, tuple) else [output]
+
+
+def graph_vjp(graph: Graph, inputs: list, cotangent: list):
+    """Reverse-mode through `graph` with each op's registry VJP: the gradient of
+    sum(cotangent[i] * output[i]) with respect to each input (None where none flows)."""
+    values = {}
+    for node, value in zip(graph.placeholders, inputs):
+        values[node] = value
+    for node in graph.calls():
+        values[node] = node.target(*map_nodes(node.args, values.get), **map_nodes(node.kwargs, values.get))
+    grads = {}
+    for node, part in zip(as_list(graph.output_node.args[0]), cotangent):
+        _accumulate(grads, values, node, part)
+    for node in reversed(graph.calls()):
+        if grads.get(node) is None:
+            continue
+        if node.target.vjp is None:
+            raise AssertionError(f"gradient reaches {node.target.name}, which has no derivative")
+        arg_values = map_nodes(node.args, values.get)
+        kwarg_values = map_nodes(node.kwargs, values.get)
+        arg_grads = node.target.vjp(grads[node], values[node], *arg_values, **kwarg_values)
+        assert len(arg_grads) <= len(node.args), f"{node.target.name}'s vjp gives more gradients than arguments"
+        for arg, grad in zip(node.args, arg_grads):
+            _accumulate(grads, values, arg, grad)
+    return [grads.get(node) for node in graph.placeholders]
+
+
+def _accumulate(grads, values, arg, grad):
+    if grad is None:
+        return
+    if type(arg) in (list, tuple):
+        for item, item_grad in zip(arg, grad):
+            _accumulate(grads, values, item, item_grad)
+        return
+    if hasattr(arg, "graph"):
+        grad = np.asarray(grad)
+        assert grad.shape == np.shape(values[arg]), f"gradient of {arg.name} has shape {grad.shape}"
+        assert grad.dtype == values[arg].dtype, f"gradient of {arg.name} has dtype {grad.dtype}"
+        grads[arg] = grad if grads.get(arg) is None else grads[arg] + grad
+
+
+def finite_difference(function, inputs, index, cotangent, eps=1e-6):
+    point = inputs[index]
+    gradient = np.zeros_like(point)
+    for flat in range(point.size):
+        shifted = []
+        for sign in (1, -1):
+            moved = point.copy()
+            moved.flat[flat] += sign * eps
+            trial = list(inputs)
+            trial[index] = moved
+            outputs = as_list(function(*trial))
+            shifted.append(sum(np.sum(part * np.asarray(out)) for part, out in zip(cotangent, outputs)))
+        gradient.flat[flat] = (shifted[0] - shifted[1]) / (2 * eps)
+    return gradient
+
+
+@pytest.mark.parametrize(("name", "sample"), DIFFERENTIABLE_CASES)
+def test_derivative_matches_finite_differences(name, sample):
+    args, kwargs = sample.make()
+    graph, inputs = trace(REGISTRY[name], as_float64(args), as_float64(kwargs))
+    module = GraphModule(graph)
+    rng = np.random.default_rng(7)
+    cotangent = [rng.uniform(-1, 1, np.shape(out)) for out in as_list(module(*inputs))]
+    analytic = graph_vjp(graph, inputs, cotangent)
+    for index, point in enumerate(inputs):
+        if point.dtype.kind != "f":
+            assert analytic[index] is None
+            continue
+        numeric = finite_difference(module, inputs, index, cotangent)
+        got = np.zeros_like(point) if analytic[index] is None else analytic[index]
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"input {index}")
