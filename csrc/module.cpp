@@ -11,6 +11,7 @@
 #include "compiled_function.h"
 #include "eval_frame.h"
 #include "guards.h"
+#include "ufuncs.h"
 
 namespace py = pybind11;
 
@@ -57,6 +58,9 @@ PYBIND11_MODULE(_C, module) {
     throw py::error_already_set();
   }
   module.doc() = "pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing.";
+  py::object erf = py::reinterpret_steal<py::object>(make_erf_ufunc());
+  if (!erf) throw py::error_already_set();
+  module.attr("erf") = erf;
 
   py::class_<GuardProgram>(module, "GuardProgram")
       .def(py::init([](const py::handle& sources, const py::handle& checks) {

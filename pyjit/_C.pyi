@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from types import CodeType, FunctionType
 from typing import Any, Final
 
+import numpy
+
 class FrameInfo:
     """What a callback sees of a frame about to start. It keeps no frame alive."""
 
@@ -125,3 +127,8 @@ class CompiledFunction:
 
 def bench(fn: Callable[..., Any], args: tuple[Any, ...], n: int, warmup: int = 0) -> list[float]:
     """Call fn(*args) `warmup` times untimed, then `n` times; the seconds each timed call took."""
+
+
+erf: numpy.ufunc
+"""The error function as a NumPy ufunc (loops e->e, f->f, d->d, g->g) computed by the C
+library's erf, so eager results and generated C kernels agree; NumPy has no erf."""
