@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import keyword
-import math
 import re
 from typing import Any, Callable
+
+import numpy as np
 
 from ..source import SourceLoc
 from .lint import lint
@@ -48,8 +49,11 @@ class Graph:
         return self._append("placeholder", name, None, (), {}, meta)
 
     def constant(self, value: Any, name: str = "const") -> Node:
-        """A value the graph holds itself (an array, a dtype, …)."""
-        meta = TensorMeta.of(value) if hasattr(value, "shape") and hasattr(value, "dtype") else type(value)
+        """A value the graph holds itself (an array, a dtype, a size, …)."""
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            meta = TensorMeta.of(value)
+        else:
+            meta = int if isinstance(value, SymInt) else type(value)  # a size is a Python int
         return self._append("constant", name, value, (), {}, meta)
 
     def call(self, target: Callable, *args, **kwargs) -> Node:
@@ -72,7 +76,8 @@ class Graph:
         return node
 
     def _unique_name(self, base: str) -> str:
-        base = re.sub(r"\W", "_", base) or "v"
+        # ASCII only: Python folds other identifiers by NFKC, so "ℌ" and "H" would collide.
+        base = re.sub(r"\W", "_", base, flags=re.ASCII) or "v"
         if base[0].isdigit():
             base = "_" + base
         if keyword.iskeyword(base) or keyword.issoftkeyword(base) or is_reserved(base):
@@ -177,11 +182,18 @@ def _literal_key(value: Any):
         return ("slice", _literal_key(value.start), _literal_key(value.stop), _literal_key(value.step))
     if isinstance(value, SymInt):
         return ("size", str(value))  # comparing SymInts would record guards
-    if isinstance(value, float) and (math.isnan(value) or value == 0):
-        return ("float", repr(value))  # nan is not equal to itself; -0.0 equals 0.0
-    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, complex, str)):
+    if type(value) in (float, complex):
+        return (type(value).__name__, repr(value))  # nan is not equal to itself; -0.0 equals 0.0
+    if value is None or value is Ellipsis or type(value) in (bool, int, str, bytes):
         return (type(value).__name__, value)
-    hash(value)  # numpy dtypes and scalar types: hashable values of their own
-    if hasattr(value, "shape"):
-        raise TypeError("arrays are compared by identity only")
-    return (type(value).__qualname__, value)
+    if hasattr(value, "shape") and not isinstance(value, (type, np.generic)):
+        return ("array", id(value))  # equal contents today need not be equal after an in-place update
+    hash(value)  # numpy dtypes, scalars and scalar types: hashable values of their own
+    return (type(value).__qualname__, _float_safe(value))
+
+
+def _float_safe(value: Any):
+    """NumPy float scalars keyed by their bits, as Python floats are keyed by repr."""
+    if isinstance(value, np.generic) and value.dtype.kind in "fc":
+        return (value.dtype.str, value.tobytes())
+    return value

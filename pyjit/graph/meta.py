@@ -99,6 +99,8 @@ def broadcast_shapes(*shapes: tuple[Size, ...]) -> tuple[Size, ...]:
                 elif chosen != size:
                     described = " ".join(_numpy_shape_text(shape) for shape in shapes)
                     raise ValueError(f"operands could not be broadcast together with shapes {described} ")
+                elif not isinstance(size, SymInt):
+                    chosen = size  # a symbol now known to equal a constant: keep the constant
         result.append(chosen)
     return tuple(result)
 

@@ -24,7 +24,9 @@ from .meta import TensorMeta
 from .node import Node
 from .symbolic import SymInt
 
-RESERVED_NAMES = frozenset({"constants", "numpy", "float", "complex", "slice", "Ellipsis", "None", "True", "False"})
+# Every name the printed code reads besides node names, module aliases and symbols.
+RESERVED_NAMES = frozenset({"constants", "numpy", "int", "float", "bool", "complex", "slice", "Ellipsis",
+                            "None", "True", "False"})
 _SYMBOL_NAME = re.compile(r"s\d+")
 
 
@@ -45,20 +47,27 @@ def python_code(graph) -> PythonCode:
 
 def literal_text(value: Any) -> str | None:
     """Python source that evaluates to `value`, or None when it has no literal form."""
-    if value is None or value is Ellipsis or isinstance(value, (bool, str)):
-        return repr(value)
-    if isinstance(value, int) and type(value) is int:
+    if value is None or value is Ellipsis or type(value) in (bool, int, str, bytes):
         return repr(value)
     if type(value) is float:
         return repr(value) if math.isfinite(value) else f"float('{value}')"
     if type(value) is complex:
         return f"complex({literal_text(value.real)}, {literal_text(value.imag)})"
+    if type(value) is slice:
+        parts = [literal_text(part) for part in (value.start, value.stop, value.step)]
+        return None if None in parts else f"slice({', '.join(parts)})"
+    if type(value) is tuple:
+        items = [literal_text(item) for item in value]
+        return None if None in items else f"({', '.join(items)}{',' if len(items) == 1 else ''})"
     if isinstance(value, np.dtype) and value.names is None:
         return f"numpy.dtype({value.str!r})"
     if isinstance(value, type) and issubclass(value, np.generic):
         return f"numpy.{value.__name__}"
-    if isinstance(value, np.generic) and value.shape == () and value.dtype.kind in "biufc":
-        return f"numpy.{type(value).__name__}({literal_text(value.item())})"
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        # long double values have no Python scalar that holds them exactly (item()
+        # returns the NumPy scalar itself): those go through `constants`.
+        item = value.item()
+        return f"numpy.{type(value).__name__}({literal_text(item)})" if type(item) in (bool, int, float, complex) else None
     if isinstance(value, type) and value in (int, float, bool, complex):
         return value.__name__
     return None
@@ -69,7 +78,7 @@ class _Printer:
         self.graph = graph
         self.constants: dict[str, Any] = {}
         self.module_aliases: dict[str, str] = {}
-        self.taken = {node.name for node in graph.nodes} | set(RESERVED_NAMES)
+        self.taken = {node.name for node in graph.nodes} | set(RESERVED_NAMES) | {graph.name}
 
     def print(self) -> PythonCode:
         body: list[tuple[str, Node | None]] = []
@@ -101,13 +110,16 @@ class _Printer:
         if node.kind == "output":
             return f"return {self._argument(node.args[0])}"
         if node.kind == "constant":
-            return f"{node.name} = {self._value(node.target, node.name)}"
+            return f"{node.name} = {self._argument(node.target, node.name)}"
         pieces = [self._argument(arg) for arg in node.args]
         pieces += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
         call = f"{node.name} = {self._target(node.target, node.name)}({', '.join(pieces)})"
         return f"{call}  # {node.loc}" if node.loc is not None else call
 
-    def _argument(self, value: Any) -> str:
+    def _argument(self, value: Any, hint: str = "const") -> str:
+        """Source for an argument (or a constant's value): nodes by name, sizes as
+        expressions over the bound symbols, containers item by item, and the rest as
+        literals or `constants` entries keyed after `hint`."""
         if isinstance(value, Node):
             return value.name
         if isinstance(value, SymInt):
@@ -117,13 +129,10 @@ class _Printer:
             return f"({inner}{',' if len(value) == 1 else ''})"
         if type(value) is list:
             return "[" + ", ".join(self._argument(item) for item in value) + "]"
-        if type(value) is dict and all(type(key) is str for key in value):
-            return "{" + ", ".join(f"{key!r}: {self._argument(item)}" for key, item in value.items()) + "}"
+        if type(value) is dict and all(literal_text(key) is not None for key in value):
+            return "{" + ", ".join(f"{literal_text(key)}: {self._argument(item)}" for key, item in value.items()) + "}"
         if isinstance(value, slice):
             return f"slice({self._argument(value.start)}, {self._argument(value.stop)}, {self._argument(value.step)})"
-        return self._value(value, "const")
-
-    def _value(self, value: Any, hint: str) -> str:
         text = literal_text(value)
         return text if text is not None else self._constant(value, hint)
 
@@ -151,6 +160,8 @@ class _Printer:
         return self._constant(target, hint)
 
     def _alias(self, module_name: str) -> str:
+        if module_name == "numpy":
+            return "numpy"  # imported by every printed module
         if module_name not in self.module_aliases:
             base = module_name.rsplit(".", 1)[-1]
             alias, counter = base, 0

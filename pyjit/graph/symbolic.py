@@ -92,6 +92,9 @@ class SymInt:
     # -- construction helpers -------------------------------------------------------
     def _make(self, terms: dict[Monomial, Fraction]) -> int | SymInt:
         terms = _substitute(terms, self.env.replacements)
+        # Terms that cancelled (`s0 - s0`) must go before the test, or they would leave
+        # a SymInt with no terms where the plain int 0 belongs.
+        terms = {monomial: coeff for monomial, coeff in terms.items() if coeff != 0}
         if all(monomial == () for monomial in terms):
             constant = terms.get((), Fraction(0))
             if constant.denominator != 1:
@@ -150,11 +153,13 @@ class SymInt:
         if isinstance(other, int):
             if other == 0:
                 raise ZeroDivisionError("integer division or modulo by zero")
+            if other == 1:
+                return self
             quotient = self._make({m: c / other for m, c in self.terms.items()})
             if self.hint % other:
                 raise ValueError(f"size {self} (= {self.hint}) is not divisible by {other}")
             if any((c / other).denominator != 1 for c in self.terms.values()):
-                self.env._record(self % other, "==", 0)
+                self.env._record(_Mod(self, other), "==", 0)
             return quotient
         if isinstance(other, SymInt):
             return _divide_by_symbolic(self, other)
@@ -166,9 +171,15 @@ class SymInt:
         return _divide_by_symbolic(other, self)
 
     def __mod__(self, other):
+        """The remainder: 0 when every term is a multiple of `other`, otherwise the
+        example value's remainder, with a guard that it stays so."""
         if not isinstance(other, int) or other <= 0:
             return NotImplemented
-        return _Mod(self, other)
+        if all((coeff / other).denominator == 1 for coeff in self.terms.values()):
+            return 0
+        remainder = self.hint % other
+        self.env._record(_Mod(self, other), "==", remainder)
+        return remainder
 
     # -- comparisons (decided on hints, recorded as guards) -------------------------
     def _compare(self, other, relation: str):
@@ -178,9 +189,10 @@ class SymInt:
         if not isinstance(difference, SymInt):
             return _RELATIONS[relation](difference, 0)
         outcome = _RELATIONS[relation](difference.hint, 0)
-        if relation == "==" and outcome:
-            _learn_equality(self, other)
-        self.env._record(self, relation if outcome else _NEGATED[relation], other)
+        held = relation if outcome else _NEGATED[relation]
+        if held == "==":  # `a == b` that held, or `a != b` that did not
+            _learn_equality(_canonical(self), _canonical(other))
+        self.env._record(self, held, other)
         return outcome
 
     def __eq__(self, other):
@@ -233,7 +245,9 @@ class SymInt:
 
     def could_be_one(self) -> bool:
         """False when the expression is at least 2 for every symbol value of 2 or more."""
-        if any(coeff < 0 for coeff in self.terms.values()):
+        # With no negative coefficient outside the constant term the expression grows
+        # with every symbol, so its smallest value is where all symbols are 2.
+        if any(coeff < 0 for monomial, coeff in self.terms.items() if monomial):
             return True
         smallest = sum(coeff * 2 ** len(monomial) for monomial, coeff in self.terms.items())
         return smallest < 2
@@ -267,7 +281,7 @@ def _polynomial_text(terms: dict[Monomial, Fraction | int]) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class _Mod:
-    """`expr % n`, only ever used as the left side of a divisibility guard."""
+    """`expr % n`, only ever used as the left side of a remainder guard."""
 
     expr: SymInt
     modulus: int
@@ -301,6 +315,12 @@ def _substitute_once(terms: dict[Monomial, Fraction], replacements: dict[str, Sy
     return result
 
 
+def _canonical(value: int | SymInt) -> int | SymInt:
+    """`value` with the replacements learnt so far applied (SymInts made before keep the
+    symbols they were made with)."""
+    return value._make(value.terms) if isinstance(value, SymInt) else value
+
+
 def _lone_symbol(value: int | SymInt) -> str | None:
     if isinstance(value, SymInt) and len(value.terms) == 1:
         ((monomial, coeff),) = value.terms.items()
@@ -309,14 +329,14 @@ def _lone_symbol(value: int | SymInt) -> str | None:
     return None
 
 
-def _learn_equality(left: SymInt, right: int | SymInt) -> None:
+def _learn_equality(left: int | SymInt, right: int | SymInt) -> None:
     """After `left == right` held: a lone symbol on either side is replaced by the other
     side from then on (between two lone symbols, the newer one goes)."""
     candidates = [(name, other) for name, other in ((_lone_symbol(left), right), (_lone_symbol(right), left))
                   if name is not None and not (isinstance(other, SymInt) and name in other.symbols())]
     if candidates:
         name, other = max(candidates, key=lambda candidate: _symbol_index(candidate[0]))
-        env = left.env
+        env = next(side.env for side in (left, right) if isinstance(side, SymInt))
         env.replacements[name] = other if isinstance(other, SymInt) else SymInt({(): Fraction(other)}, env)
 
 

@@ -1,0 +1,113 @@
+"""pyjit/graph/module.py: GraphModule runs the printed code and reports failures at the user's line."""
+
+import sys
+import traceback
+
+import numpy as np
+import pytest
+
+import pyjit.ops as ops
+from pyjit.exc import LintError
+from pyjit.graph import Graph, GraphModule, TensorMeta
+from pyjit.source import SourceLoc
+
+
+def here() -> SourceLoc:
+    """The caller's line, as the frontend would record it."""
+    frame = sys._getframe(1)
+    return SourceLoc(frame.f_code.co_filename, frame.f_lineno)
+
+
+def adding_graph():
+    """x + y, recorded at a line of this file; built for shapes (3,) and (3,)."""
+    graph = Graph("adder")
+    x = graph.placeholder("x", TensorMeta((3,), np.float64))
+    y = graph.placeholder("y", TensorMeta((3,), np.float64))
+    loc = here()  # the user's line, which the note quotes
+    with graph.at(loc):
+        total = graph.call(ops.add, x, y)
+        scaled = graph.call(ops.multiply, total, 2.0)
+    graph.output(scaled)
+    return graph, loc
+
+
+def test_calling_runs_the_graph():
+    graph, _ = adding_graph()
+    module = GraphModule(graph)
+    x, y = np.arange(3.0), np.full(3, 0.5)
+    np.testing.assert_array_equal(module(x, y), (x + y) * 2.0)
+    assert module.graph is graph
+    assert repr(module) == "GraphModule(adder, 5 nodes)"
+
+
+def test_a_failing_node_keeps_its_exception_type_and_gets_a_note_with_the_user_line():
+    graph, loc = adding_graph()
+    module = GraphModule(graph)
+    with pytest.raises(ValueError, match="could not be broadcast") as caught:
+        module(np.ones(2), np.ones(3))
+    (note,) = caught.value.__notes__
+    assert note.startswith("while running node add of graph adder, from ")
+    assert f"{__file__}:{loc.lineno}" in note
+    assert note.endswith("\n    loc = here()  # the user's line, which the note quotes")
+
+
+def test_a_failure_in_a_node_without_location_names_the_node():
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((2,), np.float64))
+    graph.output(graph.call(lambda value: {}[value.shape], x))
+    module = GraphModule(graph)
+    with pytest.raises(KeyError) as caught:
+        module(np.zeros(2))
+    assert caught.value.__notes__ == ["while running node _lambda_ of graph forward"]
+
+
+def test_an_error_from_a_later_node_names_that_node():
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((2,), np.float64))
+    e = graph.call(ops.exp, x)
+    with graph.at(SourceLoc("model.py", 7)):
+        bad = graph.call(ops.reshape, e, (2,))
+    graph.output(bad)
+    module = GraphModule(graph)
+    with pytest.raises(ValueError) as caught:
+        module(np.zeros(3))
+    assert caught.value.__notes__ == ["while running node reshape of graph forward, from model.py:7"]
+
+
+def test_wrong_argument_count_gets_no_node_note():
+    graph, _ = adding_graph()
+    module = GraphModule(graph)
+    with pytest.raises(TypeError) as caught:
+        module(np.ones(3))
+    assert not getattr(caught.value, "__notes__", [])
+
+
+def test_tracebacks_show_the_generated_line():
+    graph, _ = adding_graph()
+    module = GraphModule(graph)
+    with pytest.raises(ValueError) as caught:
+        module(np.ones(2), np.ones(3))
+    text = "".join(traceback.format_exception(caught.value))
+    assert module.filename in text
+    assert "add = ops.add(x, y)" in text
+
+
+def test_each_module_has_its_own_file_name():
+    first, second = GraphModule(adding_graph()[0]), GraphModule(adding_graph()[0])
+    assert first.filename != second.filename
+
+
+def test_construction_lints_the_graph():
+    graph, _ = adding_graph()
+    graph.nodes[2].name = "class"
+    with pytest.raises(LintError, match="not a legal, free Python name"):
+        GraphModule(graph)
+
+
+def test_code_and_line_map_are_exposed():
+    graph, _ = adding_graph()
+    module = GraphModule(graph)
+    lines = module.code.splitlines()
+    names = {node.name: lineno for lineno, node in module.line_map.items()}
+    assert lines[names["add"] - 1].strip().startswith("add = ops.add(x, y)")
+    assert lines[names["multiply"] - 1].strip().startswith("multiply = ops.multiply(add, 2.0)")
