@@ -8,9 +8,10 @@ from .registry import op
 
 
 def is_differentiable(value) -> bool:
-    """Arrays (or graph nodes, or tensors) of a floating or complex dtype get gradients;
-    Python scalars, NumPy scalars and integer or boolean arrays do not."""
-    if isinstance(value, (bool, int, float, complex, np.generic)) or not hasattr(value, "dtype"):
+    """Arrays (or graph nodes, or tensors) of a floating or complex dtype get gradients, and
+    so do NumPy scalars, which is what NumPy returns for 0-d results; Python scalars and
+    integer or boolean values do not."""
+    if not hasattr(value, "dtype"):
         return False
     return np.dtype(value.dtype).kind in "fc"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import TensorMeta, broadcast_shapes
+from ..graph import SymInt, TensorMeta, broadcast_shapes
 
 WEAK_SCALAR_TYPES = (int, float, complex)
 
@@ -23,14 +23,16 @@ def operand_dtype(value):
     scalar's type (weak under NEP 50), or a NumPy scalar's dtype (strong)."""
     if isinstance(value, TensorMeta):
         return value.dtype
+    if isinstance(value, np.generic):  # before float/complex: np.float64 subclasses float
+        return value.dtype
     if isinstance(value, type):
         return np.dtype(bool) if value is bool else value
     if isinstance(value, bool):
         return np.dtype(bool)
+    if isinstance(value, SymInt):
+        return int  # a size: a Python int once the graph runs
     if isinstance(value, WEAK_SCALAR_TYPES):
         return type(value)
-    if isinstance(value, np.generic):
-        return value.dtype
     raise TypeError(f"unsupported operand type {type(value).__name__}")
 
 
