@@ -1,0 +1,172 @@
+"""Advanced (integer-array) indexing, and index_add, the scatter that is its derivative.
+
+An index is one item or a tuple of items (NOTE(index-items) in views.py). `index` takes
+integer arrays and lists mixed with basic items, and places the dimensions they index
+by NumPy's rule: the advanced items (integers count too once an array is present)
+broadcast together; their broadcast shape takes their place when they stand next to
+each other, and comes first when a slice or None separates them.
+
+Boolean masks, and boolean scalars (0-d masks), are not modelled: the shape of the
+result depends on the mask's values, which no meta rule can know. The meta rules raise
+NotImplementedError for them, and the frontend breaks the graph there and leaves the
+indexing to NumPy.
+
+Bounds: a meta rule sees integers and constant lists, and raises NumPy's IndexError for
+values out of range; the values of an index array are known only when the op runs,
+which then raises NumPy's IndexError itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import TensorMeta, broadcast_shapes
+from .gradients import input_grad, is_differentiable
+from .registry import composite, op, primitive
+from .shape_rules import device_of, normalize_axis, shape_of
+from .views import (check_in_bounds, expand_ellipsis, gather_vjp, index_items, is_basic, item_kind,
+                    slice_length)
+
+BOOLEAN_INDEX = ("boolean index: the result's shape depends on the mask's values, which a graph "
+                 "cannot know; pyjit leaves such an index to NumPy (a graph break)")
+
+
+def _index_array(item) -> tuple[np.dtype, tuple, np.ndarray | None]:
+    """dtype, shape and (for a constant: a list, a tuple, an ndarray) values of an
+    advanced item; NotImplementedError for a boolean one."""
+    if isinstance(item, TensorMeta):
+        dtype, shape, values = item.dtype, item.shape, None
+    else:
+        values = np.asarray(item)
+        if values.size == 0 and isinstance(item, (list, tuple)):
+            values = values.astype(np.intp)  # NumPy takes an empty list as an integer index
+        dtype, shape = values.dtype, values.shape
+    if dtype.kind == "b":
+        raise NotImplementedError(BOOLEAN_INDEX)
+    return dtype, shape, values
+
+
+def _array_item_shape(item, size, axis: int) -> tuple:
+    dtype, shape, values = _index_array(item)
+    if dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if values is not None and values.size:
+        for extreme in (values.min(), values.max()):
+            check_in_bounds(int(extreme), size, axis)
+    return shape
+
+
+def advanced_index_shape(shape: tuple, index) -> tuple:
+    """The shape of x[index] for any index without booleans (module docstring)."""
+    items = index_items(index)
+    kinds = [item_kind(item) for item in items]
+    for item, kind in zip(items, kinds):
+        if kind == "array":
+            _index_array(item)  # a boolean item counts its axes differently: refuse it first
+    basic, advanced, insert_at, axis = [], [], None, 0
+    for item in expand_ellipsis(items, len(shape)):
+        kind = item_kind(item)
+        if kind == "newaxis":
+            basic.append(1)
+            continue
+        if kind == "slice":
+            basic.append(slice_length(item, shape[axis]))
+        elif kind == "integer":
+            check_in_bounds(item, shape[axis], axis)
+            advanced.append(())
+        else:
+            advanced.append(_array_item_shape(item, shape[axis], axis))
+        if kind != "slice" and insert_at is None:
+            insert_at = len(basic)
+        axis += 1
+    broadcast = _broadcast_index_shapes(advanced)
+    # Positions in the index as written: an ellipsis separates even where it stands for no axis.
+    positions = [position for position, kind in enumerate(kinds) if kind in ("integer", "array")]
+    if not positions or positions[-1] - positions[0] + 1 != len(positions):
+        insert_at = 0  # separated advanced items: their dimensions come first
+    return tuple(basic[:insert_at]) + broadcast + tuple(basic[insert_at:]) + tuple(shape[axis:])
+
+
+def _broadcast_index_shapes(shapes: list) -> tuple:
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        described = " ".join(str(tuple(shape)).replace(" ", "") for shape in shapes)
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {described}") from None
+
+
+def _index_device(x: TensorMeta, *others, index) -> str:
+    return device_of(x, *others, *index_items(index))
+
+
+@primitive("index", category="other", vjp=gather_vjp,
+           meta=lambda x, index: TensorMeta(advanced_index_shape(x.shape, index), x.dtype,
+                                            _index_device(x, index=index)))
+def index(xp, x, index):
+    """x[index] with integer arrays in the index: a copy, as NumPy makes it."""
+    return x[index]
+
+
+def _index_add_meta(x: TensorMeta, index, values) -> TensorMeta:
+    target = advanced_index_shape(x.shape, index)
+    try:
+        fits = broadcast_shapes(shape_of(values), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError("array is not broadcastable to correct shape")
+    return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
+
+
+def _index_add_vjp(grad, out, x, index, values):
+    """x's gradient passes through; values' is the gradient gathered at index (none
+    when the sum is cast to x's integer or boolean dtype)."""
+    values_grad = None
+    if is_differentiable(values) and is_differentiable(x):
+        gathered = op.getitem(grad, index) if is_basic(index) else op.index(grad, index)
+        values_grad = input_grad(values, gathered)
+    return (input_grad(x, grad), None, values_grad)
+
+
+@primitive("index_add", category="other", meta=_index_add_meta, vjp=_index_add_vjp)
+def index_add(xp, x, index, values):
+    """A copy of `x` with `values` added at x[index]: numpy.add.at, made functional.
+    Repeated indices accumulate. As in add.at, `values` becomes an array first (a
+    Python scalar takes its default dtype), the sum is computed in the promoted dtype,
+    and it is cast back to x's dtype whatever it loses."""
+    result = xp.array(x, copy=True)
+    if not is_basic(index):
+        xp.add.at(result, index, values)
+        return result
+    # A basic index selects a view whose elements are distinct, and adding into the
+    # view is many times faster than add.at. With an Ellipsis in the index, NumPy gives
+    # a 0-d view where it would otherwise give a scalar.
+    items = index_items(index)
+    view = result[items if any(item is Ellipsis for item in items) else items + (Ellipsis,)]
+    xp.add(view, xp.asarray(values), out=view, casting="unsafe")
+    return result
+
+
+def _take_indices(indices):
+    """`indices` as take reads them: arrays of integers as they are, booleans as 0 and 1,
+    constants (lists, scalars) converted to integers the way NumPy forces them."""
+    if not hasattr(indices, "dtype") or isinstance(indices, np.generic):
+        return np.asarray(indices).astype(np.intp).tolist()
+    kind = np.dtype(indices.dtype).kind
+    if kind == "b":
+        return op.astype(indices, np.dtype(np.intp))
+    if kind not in "iu":
+        raise TypeError(f"Cannot cast array data from dtype('{np.dtype(indices.dtype)}') to "
+                        f"dtype('int64') according to the rule 'same_kind'")
+    return indices
+
+
+@composite("take")
+def take(x, indices, axis=None):
+    """numpy.take (mode="raise"): elements of the flattened `x`, or of `x` along `axis`."""
+    indices = _take_indices(indices)
+    if axis is None:
+        return op.index(op.reshape(x, (-1,)), indices)
+    axis = normalize_axis(axis, x.ndim)
+    return op.index(x, (slice(None),) * axis + (indices,))
