@@ -1,7 +1,7 @@
 """The op registry (NOTE(op-entry) in registry.py): `pyjit.ops.<name>` is the entry named
 `name`, the name NumPy gives the function where NumPy has one."""
 
-from . import composites, pointwise, reductions, views  # noqa: F401  (each registers its ops)
+from . import composites, creation, indexing, linalg, pointwise, reductions, views  # noqa: F401  (each registers its ops)
 from .registry import CATEGORIES, REGISTRY, Composite, Op
 
 

@@ -44,7 +44,9 @@ class A:
 
 def with_layout(array: np.ndarray, layout: str) -> np.ndarray:
     """The same values in another memory layout."""
-    if layout == "C" or array.ndim == 0:
+    if array.ndim == 0:
+        return array.copy()  # np.ascontiguousarray would make it 1-D
+    if layout == "C":
         return np.ascontiguousarray(array)
     if layout == "F":
         return np.asfortranarray(array)
@@ -91,10 +93,10 @@ def S(*args, raises=None, reference=None, rtol=1e-6, **kwargs) -> Sample:
 
 
 def all_samples() -> dict[str, list[Sample]]:
-    from . import composites, creation, linalg, pointwise, reductions, views
+    from . import composites, creation, indexing, linalg, pointwise, reductions, views
 
     tables: dict[str, list[Sample]] = {}
-    for group in (pointwise, reductions, views, linalg, creation, composites):
+    for group in (pointwise, reductions, views, indexing, linalg, creation, composites):
         for name, samples in group.SAMPLES.items():
             if name in tables:
                 raise AssertionError(f"op {name} has sample rows in two modules")
