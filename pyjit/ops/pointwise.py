@@ -19,7 +19,7 @@ from ..graph import TensorMeta, broadcast_shapes
 from .formula import Const, F
 from .gradients import input_grad, is_differentiable
 from .registry import Op, op, primitive, register
-from .shape_rules import device_of, is_array, operand_dtype, shape_of, ufunc_meta
+from .shape_rules import check_python_integers, device_of, is_array, operand_dtype, shape_of, ufunc_meta
 
 
 def ufunc_op(name: str, *, vjp, formula, ufunc: np.ufunc | None = None, meta: Callable | None = None,
@@ -333,10 +333,25 @@ def _promotion_operand(value):
     return value if isinstance(value, (bool, int, float, complex)) else operand_dtype(value)
 
 
+def _where_refuses_large_python_ints() -> bool:
+    """NumPy 2.5 raises OverflowError for a Python int the result dtype of np.where cannot
+    hold; NumPy 2.4 wraps it. The meta rule does what the NumPy it runs with does."""
+    try:
+        np.where(True, np.zeros(1, np.int8), 300)
+    except OverflowError:
+        return True
+    return False
+
+
+WHERE_REFUSES_LARGE_PYTHON_INTS = _where_refuses_large_python_ints()
+
+
 def _where_meta(condition, x, y, /):
     """numpy.where(condition, x, y): x and y promoted like NEP 50 (np.where(c, float32
-    array, 0) is float32); Python ints are not bounds-checked (np.where wraps them)."""
+    array, 0) is float32), Python ints bounds-checked where NumPy checks them."""
     dtype = np.result_type(_promotion_operand(x), _promotion_operand(y))
+    if WHERE_REFUSES_LARGE_PYTHON_INTS:
+        check_python_integers((x, y), dtype)
     shape = broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
     return TensorMeta(shape, dtype, device_of(condition, x, y))
 

@@ -88,6 +88,16 @@ class Sample:
         return "(" + ", ".join(pieces) + ")" + (f"->{self.raises.__name__}" if self.raises else "")
 
 
+def numpy_raises(function, *args) -> type[BaseException] | None:
+    """The exception type the installed NumPy raises for `function(*args)`, or None: for
+    rows whose outcome changed between NumPy releases."""
+    try:
+        function(*args)
+    except Exception as error:
+        return type(error)
+    return None
+
+
 def S(*args, raises=None, reference=None, rtol=1e-6, **kwargs) -> Sample:
     return Sample(args, kwargs, raises, reference, rtol)
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from . import A, S
+from . import A, S, numpy_raises
 
 
 def fixed(*values) -> np.ndarray:
@@ -151,7 +151,8 @@ SAMPLES = {
     "where": [S(A((2, 3), "bool"), A((2, 3)), A((3,))), S(A((3,), "bool"), A((3,), "float32"), 0),
               S(A((3,), "bool"), 1.0, A((3,), "float32")), S(A((4,), "int32", 0, 2), A((4,), "int8"), A((4,), "int64")),
               S(A((3,)), A((3,)), A((3,))), S(True, A((3,)), A((2, 3))), S(A((3,), "bool"), 1, 2.0),
-              S(A((3,), "bool"), A((3,), "int8"), 300), S(A((0, 2), "bool"), A((0, 2)), 1.0),
+              S(A((3,), "bool"), A((3,), "int8"), 300, raises=numpy_raises(np.where, True, np.int8(0), 300)),
+              S(A((0, 2), "bool"), A((0, 2)), 1.0),
               S(A((2, 2), "bool", layout="F"), A((2, 2), layout="F"), A((2, 1), "float32")),
               S(A((2, 3), "bool"), A((4,)), 1.0, raises=ValueError)],
     # Casts of a float array to float32 or to an integer are sampled at size 0 only, which

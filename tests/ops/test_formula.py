@@ -20,7 +20,10 @@ EVALUATE = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-    "logical_not": np.logical_not, "where": np.where,
+    "logical_not": np.logical_not,
+    # Scalars made arrays: a renderer holds a Python int in a type wide enough for it
+    # (clip's out-of-range bounds), where NumPy >= 2.5's np.where would refuse it.
+    "where": lambda condition, a, b: np.where(condition, np.asarray(a), np.asarray(b)),
     "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
     "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2, "erf": _C.erf,
