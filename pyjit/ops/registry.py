@@ -121,23 +121,37 @@ op = _Namespace()
 # `__pyjit_dispatch__(self, op, args, kwargs)` takes over the call: a graph node records
 # it, an autograd tensor records it on the tape. Arguments are searched in order, one
 # level into lists and tuples (concatenate's sequence, an index tuple). Otherwise the
-# op computes, with CuPy if any argument is a CuPy array and NumPy if not.
-def _inspect_arguments(args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    xp = None
-    for value in _leaves(args, kwargs):
-        kind = type(value)
+# op computes, with CuPy if any argument is a CuPy array and NumPy if not. What a type
+# is (plain, dispatcher, CuPy) is decided once per type and remembered: looking the
+# attribute up on every call cost more than NumPy's own work on small arrays.
+_PLAIN, _DISPATCHER, _CUPY = 0, 1, 2
+_type_roles: dict[type, int] = {}
+
+
+def _role_of(kind: type) -> int:
+    role = _type_roles.get(kind)
+    if role is None:
         if hasattr(kind, "__pyjit_dispatch__"):
-            return value, None
-        if xp is None and kind.__module__.startswith("cupy"):
-            import cupy
-
-            xp = cupy
-    return None, numpy if xp is None else xp
-
-
-def _leaves(args: tuple, kwargs: dict):
-    for value in (*args, *kwargs.values()):
-        if type(value) in (list, tuple):
-            yield from value
+            role = _DISPATCHER
+        elif kind.__module__.startswith("cupy"):
+            role = _CUPY
         else:
-            yield value
+            role = _PLAIN
+        _type_roles[kind] = role
+    return role
+
+
+def _inspect_arguments(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    found_cupy = False
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        items = value if type(value) in (list, tuple) else (value,)
+        for item in items:
+            role = _role_of(type(item))
+            if role == _DISPATCHER:
+                return item, None
+            found_cupy = found_cupy or role == _CUPY
+    if found_cupy:
+        import cupy
+
+        return None, cupy
+    return None, numpy

@@ -257,3 +257,54 @@ def test_derivative_matches_finite_differences(name, sample):
         numeric = finite_difference(module, inputs, index, cotangent)
         got = np.zeros_like(point) if analytic[index] is None else analytic[index]
         np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"input {index}")
+
+
+# -- the registry itself ---------------------------------------------------------------
+class Recorder:
+    """A stand-in for an autograd tensor: takes over every registry call it is part of."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __pyjit_dispatch__(self, op, args, kwargs):
+        self.calls.append((op.name, args, kwargs))
+        return "recorded"
+
+
+def test_an_argument_with_the_dispatch_protocol_takes_over_the_call():
+    recorder = Recorder()
+    x = np.ones(3)
+    assert REGISTRY["add"](x, recorder) == "recorded"
+    assert REGISTRY["concatenate"]([x, recorder], axis=0) == "recorded"  # found inside a sequence
+    assert [(name, kwargs) for name, _, kwargs in recorder.calls] == [("add", {}), ("concatenate", {"axis": 0})]
+    assert recorder.calls[0][1][0] is x
+
+
+def test_the_first_dispatching_argument_wins():
+    first, second = Recorder(), Recorder()
+    REGISTRY["multiply"](first, second)
+    assert len(first.calls) == 1 and second.calls == []
+
+
+def test_entries_are_reachable_as_pyjit_ops_attributes():
+    import pyjit.ops
+
+    assert all(getattr(pyjit.ops, name) is entry for name, entry in REGISTRY.items())
+    with pytest.raises(AttributeError, match="no_such_op"):
+        pyjit.ops.no_such_op  # noqa: B018
+
+
+def test_registration_refuses_duplicates_and_inconsistent_entries():
+    from pyjit.ops.registry import Op, register
+
+    def meta(x):
+        return x
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register(Op("add", category="other", impl=np.add, meta=meta))
+    with pytest.raises(ValueError, match="category"):
+        Op("fancy", category="magic", impl=np.add, meta=meta)
+    with pytest.raises(ValueError, match="formula"):
+        Op("fancy", category="pointwise", impl=np.add, meta=meta)
+    with pytest.raises(ValueError, match="formula"):
+        Op("fancy", category="view", impl=np.add, meta=meta, formula=lambda x: x)
