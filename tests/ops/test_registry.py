@@ -35,25 +35,25 @@ def test_pointwise_ops_and_reductions_are_sampled_at_size_zero(category):
     assert missing == []
 
 
-def arrays_to_placeholders(graph: Graph, structure, inputs: list):
+def arrays_to_placeholders(graph: Graph, structure, inputs: list, device: str):
     """`structure` with every ndarray (also inside lists and tuples) replaced by a new
-    placeholder; the arrays are appended to `inputs` in placeholder order."""
+    placeholder on `device`; the arrays are appended to `inputs` in placeholder order."""
     if isinstance(structure, np.ndarray):
         inputs.append(structure)
-        return graph.placeholder(f"a{len(inputs) - 1}", TensorMeta.of(structure))
+        return graph.placeholder(f"a{len(inputs) - 1}", TensorMeta.of(structure).with_(device=device))
     if type(structure) in (list, tuple):
-        return type(structure)(arrays_to_placeholders(graph, item, inputs) for item in structure)
+        return type(structure)(arrays_to_placeholders(graph, item, inputs, device) for item in structure)
     if isinstance(structure, dict):
-        return {key: arrays_to_placeholders(graph, item, inputs) for key, item in structure.items()}
+        return {key: arrays_to_placeholders(graph, item, inputs, device) for key, item in structure.items()}
     return structure
 
 
-def trace(entry, args, kwargs):
+def trace(entry, args, kwargs, device="cpu"):
     """A graph of `entry` applied to placeholders for the array arguments, and those arrays."""
     graph = Graph()
     inputs: list = []
-    node_args = arrays_to_placeholders(graph, args, inputs)
-    node_kwargs = arrays_to_placeholders(graph, kwargs, inputs)
+    node_args = arrays_to_placeholders(graph, args, inputs, device)
+    node_kwargs = arrays_to_placeholders(graph, kwargs, inputs, device)
     if isinstance(entry, Composite):
         graph.output(entry(*node_args, **node_kwargs))
     else:  # recorded even when no argument is a node (arange)
@@ -96,6 +96,26 @@ def test_meta_matches_numpy(name, sample):
     graph, _ = trace(REGISTRY[name], *sample.make())
     output = graph.output_node.args[0]
     assert_meta_describes(map_nodes(output, lambda node: node.meta), expected)
+
+
+@pytest.mark.parametrize(("name", "sample"), VALID_CASES)
+def test_meta_keeps_the_device_of_the_inputs(name, sample):
+    graph, inputs = trace(REGISTRY[name], *sample.make(), device="cuda:0")
+    if not inputs:
+        return  # no array argument (arange): nothing decides a device
+    metas = map_nodes(graph.output_node.args[0], lambda node: node.meta)
+    for meta in metas if isinstance(metas, (list, tuple)) else [metas]:
+        assert meta.device == "cuda:0"
+
+
+def test_meta_refuses_inputs_on_different_devices():
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((3,), np.float32, "cpu"))
+    y = graph.placeholder("y", TensorMeta((3,), np.float32, "cuda:0"))
+    calls = {"add": (x, y), "matmul": (x, y), "concatenate": ([x, y],), "where": (x, x, y)}
+    for name, args in calls.items():
+        with pytest.raises(ValueError, match="different devices"):
+            REGISTRY[name](*args)
 
 
 @pytest.mark.parametrize(("name", "sample"), ERROR_CASES)
