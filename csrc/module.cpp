@@ -11,6 +11,7 @@
 #include "compiled_function.h"
 #include "eval_frame.h"
 #include "guards.h"
+#include "kernel_loader.h"
 #include "ufuncs.h"
 
 namespace py = pybind11;
@@ -54,10 +55,11 @@ void add_type(py::module_& module, const char* name, PyTypeObject* type) {
 PYBIND11_MODULE(_C, module) {
   using namespace pyjit;
   if (guards_init() < 0 || CodeCache::init() < 0 || eval_frame_init() < 0 ||
-      compiled_function_init() < 0) {
+      compiled_function_init() < 0 || kernel_loader_init() < 0) {
     throw py::error_already_set();
   }
-  module.doc() = "pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing.";
+  module.doc() = "pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing, "
+                 "the kernel loader.";
   py::object erf = py::reinterpret_steal<py::object>(make_erf_ufunc());
   if (!erf) throw py::error_already_set();
   module.attr("erf") = erf;
@@ -84,6 +86,8 @@ PYBIND11_MODULE(_C, module) {
 
   add_type(module, "FrameInfo", frame_info_type());
   add_type(module, "CompiledFunction", compiled_function_type());
+  add_type(module, "KernelLibrary", kernel_library_type());
+  add_type(module, "Kernel", kernel_type());
   module.attr("SKIP") = py::handle(skip_sentinel());
 
   module.def("set_eval_frame", [](const py::handle& callback) {

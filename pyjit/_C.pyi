@@ -1,4 +1,5 @@
-"""pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing.
+"""pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing, the
+kernel loader.
 
 NOTE(frame-hook): a *callback* is installed per thread with `set_eval_frame`. While a
 thread has one, every Python function frame that thread starts is first looked up in
@@ -23,6 +24,7 @@ are never handed to a callback; their codes are marked SKIP on first sight. A tr
 The transformed code object is itself marked `SKIP`; frames it starts are hooked as usual.
 """
 
+import os
 from collections.abc import Callable, Sequence
 from types import CodeType, FunctionType
 from typing import Any, Final
@@ -132,3 +134,38 @@ def bench(fn: Callable[..., Any], args: tuple[Any, ...], n: int, warmup: int = 0
 erf: numpy.ufunc
 """The error function as a NumPy ufunc (loops e->e, f->f, d->d, g->g) computed by the C
 library's erf, so eager results and generated C kernels agree; NumPy has no erf."""
+
+class KernelLibrary:
+    """A shared library of generated kernels (pyjit/codegen/build.py compiles them).
+
+    Opened with dlopen(path, RTLD_NOW | RTLD_LOCAL), raising OSError with dlerror()'s
+    text; closed (dlclose) when the object dies, which is after its last kernel dies.
+    Libraries that the dlopen pulled into the process (the OpenMP runtime) stay loaded
+    for good: their worker threads outlive every kernel call."""
+
+    path: str
+    def __init__(self, path: str | os.PathLike[str]) -> None: ...
+    def kernel(self, name: str, num_buffers: int, num_sizes: int | None = None) -> Kernel:
+        """The library's function `name` (AttributeError if it has no such symbol).
+
+        `num_buffers` (0..64) arrays lead every call; `num_sizes` (0..512) sizes follow,
+        or any number of them up to 512 when it is None. Neither can be checked against
+        the C function: they must match the function's code."""
+
+class Kernel:
+    """A function `void NAME(char *const *buffers, const int64_t *sizes)` of a KernelLibrary.
+
+    `kernel(*arrays, *sizes)` passes each array's data pointer (PyArray_DATA) in
+    `buffers` and each size, a Python int (or anything with __index__) converted to
+    int64, in `sizes`; it returns None. The arrays must be numpy.ndarray (subclasses
+    too; TypeError otherwise); a size gives the TypeError or OverflowError of
+    PyLong_AsLongLong; a wrong argument count is a TypeError, more than 512 sizes a
+    ValueError; keyword arguments are refused. Dtype, layout, bounds and writeability
+    are the caller's to get right: the kernel trusts them. The GIL is released during
+    the call. Cannot be instantiated directly; the kernel keeps its library alive."""
+
+    name: str
+    library: KernelLibrary
+    num_buffers: int
+    num_sizes: int | None
+    def __call__(self, *args: numpy.ndarray | int) -> None: ...

@@ -1,0 +1,394 @@
+"""C source to a loaded kernel library: the system C compiler, and the on-disk cache.
+
+NOTE(kernel-cache): `load(source)` returns a `_C.KernelLibrary` for generated C source.
+A library is looked up, in order, in
+
+1. this process's table of loaded libraries (a dict: no file is touched);
+2. the disk cache, `<config.cache_dir>/kernels/<key>.so`, where
+   key = sha256 of (layout version, source, flags, compiler path, compiler --version
+   text, CPU identity). The CPU is part of it because -march=native code may not run
+   on another CPU sharing the same home directory. A file is loaded only if it is a
+   regular file (not a symlink) owned by the user and writable by no one else, its
+   sha256 matches the sidecar `<key>.so.sha256` (same checks; `sha256sum -c` reads
+   it), and dlopen accepts it. Anything else is rebuilt, never loaded;
+3. the compiler: `<key>.c` is saved, compiled to a temporary name in the same
+   directory and renamed over `<key>.so` (os.replace: readers never see half a
+   file), then the sidecar is written the same way.
+
+The directory is created with mode 0700 (missing parents too). If it exists but is
+not the user's, or group/other may write it, a warning says so and this process
+uses a private temporary directory instead (removed at exit).
+
+Warm start: the key needs the compiler's --version text and the working flags, and
+finding them costs a subprocess and a trial compile per flag set. They are stored in
+`toolchain-<id>.json` in each kernel directory used, where <id> hashes the compiler command,
+the binary's real path, inode, size and mtime, and the CPU identity; a process that
+finds it (and the kernel) runs no subprocess at all. Upgrading the compiler changes
+the binary's identity, hence a new probe and new keys.
+
+Counters: counters["inductor"]["compiles"] (kernel compiles), ["disk_hits"] (libraries
+loaded from disk), ["compiler_probes"] (toolchain probes: --version plus trial
+compiles).
+"""
+
+import atexit
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from pyjit import _C, config
+from pyjit.exc import PyjitError
+from pyjit.utils import counters
+
+__all__ = ["BuildError", "CompilerUnavailable", "flags", "load", "reset"]
+
+# -ffast-math would change NaN/Inf and rounding; -ffp-contract=off keeps a*b+c rounded
+# twice, as NumPy computes it. Kernels use OpenMP pragmas freely: without -fopenmp the
+# `parallel` ones are ignored, -fopenmp-simd keeps the `simd` ones.
+PREFERRED_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-builtin",
+                   "-ffp-contract=off", "-fPIC", "-shared", "-std=gnu11")
+LIBRARIES = ("-lm",)
+_LAYOUT_VERSION = "pyjit-kernels-1"
+_COMPILER_NAMES = ("cc", "gcc")  # tried after $CC
+_PROBE_SOURCE = """\
+#include <math.h>
+#include <stdint.h>
+void pyjit_probe(char *const *buffers, const int64_t *sizes) {
+  double *out = (double *)buffers[0];
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < sizes[0]; ++i) out[i] = exp((double)i);
+}
+"""
+
+
+class CompilerUnavailable(PyjitError):
+    """No working C compiler: none found ($CC, cc, gcc), or none builds a shared library."""
+
+
+class BuildError(PyjitError):
+    """The C compiler rejected generated source; the message has its output and the
+    path of the saved source."""
+
+
+class _Toolchain(NamedTuple):
+    command: tuple[str, ...]  # the resolved compiler, then any arguments $CC carries
+    version: str
+    flags: tuple[str, ...]
+    cpu: str
+    record_name: str  # its toolchain-<id>.json in a kernel directory
+
+    def record(self) -> dict:
+        return {"command": list(self.command), "version": self.version, "flags": list(self.flags)}
+
+
+_lock = threading.Lock()
+_libraries: dict[tuple[str, str], _C.KernelLibrary] = {}
+_toolchains: dict[tuple[str | None, str | None], _Toolchain | str] = {}  # str: why unavailable
+_directories: dict[str, str] = {}
+_recorded: set[tuple[str, _Toolchain]] = set()  # directories known to hold a toolchain's record
+_fallback_directory: str | None = None
+
+
+def load(source: str) -> _C.KernelLibrary:
+    """The shared library compiled from C `source` (see NOTE(kernel-cache)).
+
+    Raises CompilerUnavailable or BuildError."""
+    with _lock:
+        directory = _kernel_directory()
+        toolchain = _toolchain(directory)
+        key = _key(source, toolchain)
+        library = _libraries.get((directory, key))
+        if library is None:
+            library = _load_cached(directory, key) or _build(directory, key, source, toolchain)
+            _libraries[directory, key] = library
+        return library
+
+
+def flags() -> tuple[str, ...]:
+    """The compiler command and flags this process compiles with (for logs and docs)."""
+    with _lock:
+        toolchain = _toolchain(_kernel_directory())
+    return (*toolchain.command, *toolchain.flags, *LIBRARIES)
+
+
+def reset() -> None:
+    """Forget the libraries this process loaded and the directories it checked. The disk
+    cache stays, and so does the compiler found for the current $CC and $PATH (changing
+    either makes the next load look again)."""
+    with _lock:
+        _libraries.clear()
+        _directories.clear()
+        _recorded.clear()
+
+
+# ---- the cache directory ----------------------------------------------------------
+
+def _kernel_directory() -> str:
+    base = config.cache_dir
+    if base not in _directories:
+        _directories[base] = _private_directory(os.path.join(base, "kernels"))
+    return _directories[base]
+
+
+def _private_directory(path: str) -> str:
+    path = os.path.abspath(path)
+    try:
+        _make_directories(path)
+        info = os.stat(path)
+    except OSError as error:
+        problem = f"cannot be created ({error.strerror})"
+    else:
+        if not stat.S_ISDIR(info.st_mode):
+            problem = "is not a directory"
+        elif info.st_uid != os.geteuid():
+            problem = "belongs to another user"
+        elif info.st_mode & 0o022:
+            problem = f"is writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+        else:
+            return path
+    fallback = _process_directory()
+    warnings.warn(f"pyjit: the kernel cache directory {path} {problem}; kernels compiled by "
+                  f"this process go to {fallback} and are not kept", stacklevel=2)
+    return fallback
+
+
+def _make_directories(path: str) -> None:
+    # os.makedirs gives missing parents the umask's mode, not 0700.
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+
+
+def _process_directory() -> str:
+    global _fallback_directory
+    if _fallback_directory is None:
+        _fallback_directory = tempfile.mkdtemp(prefix="pyjit-kernels-")
+        atexit.register(shutil.rmtree, _fallback_directory, ignore_errors=True)
+    return _fallback_directory
+
+
+def _read_trusted(path: str) -> bytes | None:
+    """The contents of `path` if it is a regular file of the user's that no one else may
+    write (a symlink is refused); None otherwise, or if it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+            return None
+        return file.read()
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    directory, name = os.path.split(path)
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# ---- kernels ----------------------------------------------------------------------
+
+def _key(source: str, toolchain: _Toolchain) -> str:
+    identity = [_LAYOUT_VERSION, source, toolchain.flags, LIBRARIES, toolchain.command,
+                toolchain.version, toolchain.cpu]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
+
+
+def _load_cached(directory: str, key: str) -> _C.KernelLibrary | None:
+    path = os.path.join(directory, f"{key}.so")
+    binary = _read_trusted(path)
+    record = _read_trusted(f"{path}.sha256")
+    if binary is None or record is None:
+        return None
+    if record.split()[:1] != [hashlib.sha256(binary).hexdigest().encode()]:
+        return None
+    try:
+        library = _C.KernelLibrary(path)
+    except OSError:
+        return None
+    counters["inductor"]["disk_hits"] += 1
+    return library
+
+
+def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
+    source_path = os.path.join(directory, f"{key}.c")
+    library_path = os.path.join(directory, f"{key}.so")
+    _write_atomic(source_path, source.encode())
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so.tmp")
+    os.close(fd)
+    try:
+        counters["inductor"]["compiles"] += 1
+        result = _run_compiler(toolchain.command, toolchain.flags, source_path, temporary)
+        if result.returncode != 0:
+            command = shlex.join([*toolchain.command, *toolchain.flags, "-o", library_path,
+                                  source_path, *LIBRARIES])
+            raise BuildError(f"the C compiler failed on generated source {source_path}\n"
+                             f"$ {command}\n{result.stderr.strip()}")
+        # The linker gives its output the umask's mode; cache files are the user's alone.
+        os.chmod(temporary, 0o700)
+        with open(temporary, "rb") as file:
+            digest = hashlib.sha256(file.read()).hexdigest()
+        os.replace(temporary, library_path)
+    finally:
+        _remove(temporary)
+    _write_atomic(f"{library_path}.sha256", f"{digest}  {key}.so\n".encode())
+    try:
+        return _C.KernelLibrary(library_path)
+    except OSError as error:
+        raise BuildError(f"the library built from {source_path} does not load: {error}") from None
+
+
+def _run_compiler(command, flags, source_path, output_path) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([*command, *flags, "-o", output_path, source_path, *LIBRARIES],
+                              capture_output=True, text=True, errors="replace", check=False)
+    except OSError as error:
+        raise CompilerUnavailable(f"cannot run the C compiler {command[0]}: {error}") from None
+
+
+# ---- the toolchain ----------------------------------------------------------------
+
+def _toolchain(directory: str) -> _Toolchain:
+    """The compiler for the current $CC and $PATH, found once per process; its record is
+    kept in `directory` too, so later processes using it need no probe."""
+    environment = (os.environ.get("CC"), os.environ.get("PATH"))
+    if environment not in _toolchains:
+        try:
+            _toolchains[environment] = _find_toolchain(directory)
+        except CompilerUnavailable as error:
+            _toolchains[environment] = str(error)
+    found = _toolchains[environment]
+    if isinstance(found, str):
+        raise CompilerUnavailable(found)
+    if (directory, found) not in _recorded:
+        path = os.path.join(directory, found.record_name)
+        if _read_record(path, found.command) != found.record():
+            _write_atomic(path, json.dumps(found.record(), indent=1).encode())
+        _recorded.add((directory, found))
+    return found
+
+
+def _compiler_command() -> tuple[str, ...]:
+    words = shlex.split(os.environ.get("CC", ""))
+    candidates = ([words] if words else []) + [[name] for name in _COMPILER_NAMES]
+    for program, *arguments in candidates:
+        path = shutil.which(program)
+        if path:
+            return (path, *arguments)
+    tried = ", ".join(candidate[0] for candidate in candidates)
+    raise CompilerUnavailable(f"no C compiler found: none of {tried} is an executable on PATH "
+                              f"($CC names the compiler to use)")
+
+
+def _find_toolchain(directory: str) -> _Toolchain:
+    command = _compiler_command()
+    binary = os.path.realpath(command[0])
+    info = os.stat(binary)
+    cpu = _cpu_identity()
+    identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
+                           info.st_mtime_ns, cpu])
+    record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
+    record = _read_record(os.path.join(directory, record_name), command)
+    if record is None:
+        counters["inductor"]["compiler_probes"] += 1
+        record = {"version": _compiler_version(command), "flags": _working_flags(command, directory)}
+    return _Toolchain(command, record["version"], tuple(record["flags"]), cpu, record_name)
+
+
+def _read_record(path: str, command: tuple[str, ...]) -> dict | None:
+    data = _read_trusted(path)
+    try:
+        record = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    valid = (isinstance(record, dict) and record.get("command") == list(command)
+             and isinstance(record.get("version"), str) and isinstance(record.get("flags"), list)
+             and all(isinstance(flag, str) for flag in record["flags"]))
+    return record if valid else None
+
+
+def _cpu_identity() -> str:
+    """The machine and the first CPU's model and feature lines (what -march=native sees)."""
+    try:
+        with open("/proc/cpuinfo", "rb") as file:
+            first_cpu = file.read(65536).split(b"\n\n")[0]
+    except OSError:
+        first_cpu = b""
+    wanted = (b"vendor_id", b"model name", b"flags", b"CPU implementer", b"CPU part", b"Features", b"isa")
+    lines = [line for line in first_cpu.splitlines() if line.split(b":")[0].strip() in wanted]
+    return f"{os.uname().machine}-{hashlib.sha256(b'|'.join(lines)).hexdigest()[:16]}"
+
+
+def _compiler_version(command: tuple[str, ...]) -> str:
+    try:
+        result = subprocess.run([*command, "--version"], capture_output=True, text=True,
+                                errors="replace", check=False)
+    except OSError as error:
+        raise CompilerUnavailable(f"cannot run the C compiler {command[0]}: {error}") from None
+    return (result.stdout + result.stderr).strip()
+
+
+def _candidate_flags():
+    """PREFERRED_FLAGS, then without -march=native, then the same two with -fopenmp-simd
+    for -fopenmp, then with neither OpenMP flag."""
+    for openmp in ("-fopenmp", "-fopenmp-simd", None):
+        for march in ("-march=native", None):
+            chosen = {"-fopenmp": openmp, "-march=native": march}
+            yield tuple(flag for flag in (chosen.get(f, f) for f in PREFERRED_FLAGS) if flag)
+
+
+def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str, ...]:
+    """The first flag set that compiles, loads and runs the probe kernel. The probe is
+    built where kernels are, so a file system that cannot map code shows up here."""
+    with tempfile.TemporaryDirectory(dir=kernel_directory, prefix=".probe-") as directory:
+        source_path = os.path.join(directory, "probe.c")
+        with open(source_path, "w") as file:
+            file.write(_PROBE_SOURCE)
+        message = ""
+        for index, candidate in enumerate(_candidate_flags()):
+            output_path = os.path.join(directory, f"probe{index}.so")
+            result = _run_compiler(command, candidate, source_path, output_path)
+            message = result.stderr.strip()
+            if result.returncode == 0 and _probe_runs(output_path):
+                return candidate
+    raise CompilerUnavailable(f"the C compiler {command[0]} builds no loadable shared library "
+                              f"with any flag set tried; its last message:\n{message}")
+
+
+def _probe_runs(path: str) -> bool:
+    out = np.zeros(4)
+    try:
+        _C.KernelLibrary(path).kernel("pyjit_probe", 1, 1)(out, out.size)
+    except (OSError, AttributeError):
+        return False
+    return bool(np.allclose(out, np.exp(np.arange(4.0))))

@@ -1,0 +1,87 @@
+"""pyjit's settings, as module attributes: read them where they matter, set them or
+`patch` them for a block or a function.
+
+    pyjit.config.recompile_limit = 4
+    with pyjit.config.patch(verbose=True): ...
+    @pyjit.config.patch(automatic_dynamic_shapes=False)
+    def test(): ...
+
+Settings are process-wide (not per thread); code reads them when it needs them, so a
+change applies to what is compiled or run after it.
+"""
+
+import contextlib
+import os
+
+# Names in the module so far (dunders and imports); every later public name but the
+# functions is a setting, so the list of settings is never typed twice.
+_NOT_SETTINGS = frozenset(globals())
+
+recompile_limit = 8
+"""Cache entries one code object may hold. Beyond it, existing entries keep serving and
+new variants run eagerly, with a warning saying why."""
+
+verbose = False
+"""Print full stack traces for warnings and errors raised inside the compiler."""
+
+verify_correctness = False
+"""Run every compiled graph eagerly too and compare the results (slow; for debugging)."""
+
+assume_static_by_default = True
+"""Compile for the sizes first seen; a size becomes symbolic only after it changes."""
+
+automatic_dynamic_shapes = True
+"""When a size guard fails, recompile with that size symbolic (`s0`) rather than for the
+new static size."""
+
+replay_side_effects = True
+"""Replay the captured code's side effects on Python state (attribute, list and dict
+mutations) after a compiled graph runs; False leaves them undone."""
+
+compiled_autograd = False
+"""Capture each `backward()` run inside compiled code whole, as one graph."""
+
+
+def _default_cache_dir() -> str:
+    if os.environ.get("PYJIT_CACHE_DIR"):
+        return os.environ["PYJIT_CACHE_DIR"]
+    # The XDG spec says a relative XDG_CACHE_HOME is to be ignored.
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pyjit")
+
+
+cache_dir = _default_cache_dir()
+"""Where compiled artifacts persist between processes (compiled kernels go in its
+`kernels/` subdirectory, which only the user may write). Default: $PYJIT_CACHE_DIR,
+else $XDG_CACHE_HOME/pyjit, else ~/.cache/pyjit, read when pyjit is imported."""
+
+_SETTINGS = tuple(sorted(name for name in set(globals()) - _NOT_SETTINGS
+                         if not name.startswith("_")))
+
+
+def patch(changes=None, /, **settings):
+    """Set some settings for a `with` block or for each call of a decorated function,
+    putting the previous values back afterwards, also when it raises.
+
+    Takes keyword arguments, or a dict as torch's `config.patch` does. Unknown names
+    raise AttributeError at once.
+    """
+    settings = {**(changes or {}), **settings}
+    unknown = sorted(set(settings) - set(_SETTINGS))
+    if unknown:
+        raise AttributeError(f"pyjit.config has no setting {', '.join(map(repr, unknown))}; "
+                             f"the settings are {', '.join(_SETTINGS)}")
+    return _patched(settings)
+
+
+@contextlib.contextmanager
+def _patched(settings):
+    # A generator context manager, so each decorated call saves and restores on its own
+    # (recursion included) rather than sharing one saved state.
+    saved = {name: globals()[name] for name in settings}
+    globals().update(settings)
+    try:
+        yield
+    finally:
+        globals().update(saved)

@@ -1,0 +1,302 @@
+"""pyjit.codegen.build: compiling C source, the disk cache and its defences."""
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyjit import config
+from pyjit.codegen import build
+from pyjit.exc import PyjitError
+from pyjit.utils import counters
+
+if shutil.which("cc") is None and shutil.which("gcc") is None:
+    pytest.skip("no C compiler", allow_module_level=True)
+
+KERNEL = """\
+#include <stdint.h>
+void shift(char *const *buffers, const int64_t *sizes) {
+  const double *x = (const double *)buffers[0];
+  double *out = (double *)buffers[1];
+  for (int64_t i = 0; i < sizes[0]; ++i) out[i] = x[i] + OFFSET;
+}
+"""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def source(offset):
+    return KERNEL.replace("OFFSET", f"{offset:.1f}")
+
+
+def offset_of(library):
+    """What the library's `shift` kernel adds (each library adds a different constant)."""
+    x, out = np.arange(4.0), np.empty(4)
+    library.kernel("shift", 2, 1)(x, out, 4)
+    (offset,) = set(out - x)
+    return offset
+
+
+def inductor_counts():
+    return {name: counters["inductor"][name] for name in ("compiles", "disk_hits", "compiler_probes")}
+
+
+def mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+@pytest.fixture
+def use_cache(tmp_path):
+    """use_cache(directory=tmp_path/'cache') -> its kernels/ directory, for this test;
+    nothing loaded earlier in the process is remembered, and the counters start at 0."""
+    with contextlib.ExitStack() as patches:
+
+        def use(directory=tmp_path / "cache"):
+            build.reset()
+            counters.pop("inductor", None)
+            patches.enter_context(config.patch(cache_dir=str(directory)))
+            return directory / "kernels"
+
+        yield use
+    build.reset()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """A cache directory holding the kernels of source(1) (good) and source(100) (evil)."""
+    directory = tmp_path_factory.mktemp("template") / "cache"
+    with config.patch(cache_dir=str(directory)):
+        good, evil = build.load(source(1)).path, build.load(source(100)).path
+    build.reset()
+    return directory, os.path.basename(good), os.path.basename(evil)
+
+
+def test_compile_load_and_run(use_cache, tmp_path):
+    kernels = use_cache(tmp_path / "new" / "parents" / "cache")
+    library = build.load(source(1))
+    assert offset_of(library) == 1.0
+    assert inductor_counts()["compiles"] == 1 and inductor_counts()["disk_hits"] == 0
+    so = library.path
+    assert os.path.dirname(so) == str(kernels)
+    assert Path(so.removesuffix(".so") + ".c").read_text() == source(1)  # kept for debugging
+    digest = hashlib.sha256(Path(so).read_bytes()).hexdigest()
+    assert Path(so + ".sha256").read_text() == f"{digest}  {os.path.basename(so)}\n"
+    assert mode(so) == 0o700 and mode(so + ".sha256") == 0o600
+    for directory in (kernels, kernels.parent, kernels.parent.parent, kernels.parent.parent.parent):
+        assert mode(directory) == 0o700, directory
+    assert sorted(name for name in os.listdir(kernels) if name.startswith(".")) == []  # no temporaries
+
+
+def test_second_load_in_the_same_process_is_free(use_cache):
+    use_cache()
+    library = build.load(source(1))
+    before = inductor_counts()
+    assert build.load(source(1)) is library
+    assert inductor_counts() == before
+    assert offset_of(build.load(source(2))) == 2.0
+    build.reset()
+    reloaded = build.load(source(1))
+    assert reloaded is not library and offset_of(reloaded) == 1.0
+    assert inductor_counts() == {**before, "compiles": 2, "disk_hits": 1}
+
+
+def test_a_second_process_loads_from_disk_without_the_compiler(use_cache, tmp_path):
+    use_cache()
+    build.load(source(1))
+    child = textwrap.dedent(f"""
+        import json, time
+        start = time.perf_counter()
+        from pyjit.codegen import build
+        from pyjit.utils import counters
+        imported = time.perf_counter()
+        library = build.load({source(1)!r})
+        kernel = library.kernel("shift", 2, 1)
+        loaded = time.perf_counter()
+        import numpy as np
+        x, out = np.arange(3.0), np.empty(3)
+        kernel(x, out, 3)
+        print(json.dumps({{"counters": dict(counters["inductor"]), "out": out.tolist(),
+                          "load_ms": 1e3 * (loaded - imported), "import_ms": 1e3 * (imported - start)}}))
+    """)
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": ROOT}
+    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=environment,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["counters"] == {"disk_hits": 1}  # no compile, no toolchain probe
+    assert report["out"] == [1.0, 2.0, 3.0]
+
+
+def write_sidecar(library_path, content_path=None):
+    """A sidecar for `library_path` that matches the bytes of `content_path` (default: its own)."""
+    digest = hashlib.sha256(Path(content_path or library_path).read_bytes()).hexdigest()
+    with open(library_path + ".sha256", "w") as file:
+        file.write(f"{digest}  {os.path.basename(library_path)}\n")
+
+
+def spoil_with_evil(sidecar=True, chmod=None, owner=None):
+    def spoil(good, evil):
+        shutil.copyfile(evil, good)
+        if sidecar:
+            write_sidecar(good)
+        if chmod is not None:
+            os.chmod(good, chmod)
+        if owner is not None:
+            os.chown(good, owner, -1)
+    return spoil
+
+
+def spoil_with_garbage(sidecar):
+    def spoil(good, evil):
+        with open(good, "wb") as file:
+            file.write(b"\x7fELF not really" * 100)
+        if sidecar:
+            write_sidecar(good)
+    return spoil
+
+
+def spoil_with_symlink(good, evil):
+    os.unlink(good)
+    os.symlink(evil, good)
+    write_sidecar(good, evil)
+
+
+def drop_sidecar(good, evil):
+    os.unlink(good + ".sha256")
+
+
+SPOILERS = {
+    "corrupt": spoil_with_garbage(sidecar=False),
+    "corrupt_with_matching_sidecar": spoil_with_garbage(sidecar=True),  # dlopen refuses it
+    "group_writable": spoil_with_evil(chmod=0o720),
+    "other_writable": spoil_with_evil(chmod=0o702),
+    "symlink": spoil_with_symlink,
+    "sidecar_mismatch": spoil_with_evil(sidecar=False),
+    "sidecar_missing": drop_sidecar,
+    "foreign_owner": spoil_with_evil(owner=12345),
+}
+
+
+@pytest.mark.parametrize("spoiler", SPOILERS)
+def test_an_untrusted_cache_file_is_rebuilt_never_loaded(use_cache, template, tmp_path, spoiler):
+    if spoiler == "foreign_owner" and os.geteuid() != 0:
+        pytest.skip("only root can give a file away")
+    template_directory, good_name, evil_name = template
+    shutil.copytree(template_directory, tmp_path / "cache")
+    kernels = use_cache()
+    good, evil = str(kernels / good_name), str(kernels / evil_name)
+    SPOILERS[spoiler](good, evil)
+    library = build.load(source(1))
+    assert offset_of(library) == 1.0  # the evil kernel would add 100
+    assert inductor_counts()["compiles"] == 1 and inductor_counts()["disk_hits"] == 0
+    assert stat.S_ISREG(os.lstat(good).st_mode) and mode(good) == 0o700
+    assert os.lstat(good).st_uid == os.geteuid()
+    assert Path(good + ".sha256").read_text().split()[0] == hashlib.sha256(Path(good).read_bytes()).hexdigest()
+
+
+def make_insecure(kernels, problem):
+    kernels.parent.mkdir()
+    if problem == "is not a directory":
+        kernels.write_text("")
+        return
+    kernels.mkdir()
+    if problem == "is writable by others":
+        kernels.chmod(0o777)
+    else:
+        os.chown(kernels, 12345, -1)
+
+
+@pytest.mark.parametrize("problem", ["is writable by others", "belongs to another user", "is not a directory"])
+def test_an_insecure_cache_directory_warns_and_uses_a_private_one(use_cache, problem):
+    if problem == "belongs to another user" and os.geteuid() != 0:
+        pytest.skip("only root can give a directory away")
+    kernels = use_cache()
+    make_insecure(kernels, problem)
+    with pytest.warns(UserWarning, match=f"kernel cache directory {kernels} {problem}"):
+        library = build.load(source(1))
+    assert offset_of(library) == 1.0
+    fallback = os.path.dirname(library.path)
+    assert not fallback.startswith(str(kernels.parent)) and mode(fallback) == 0o700
+    assert build.load(source(1)) is library  # decided once: no second warning
+
+
+def test_no_compiler_raises_compiler_unavailable(use_cache, monkeypatch, tmp_path):
+    use_cache()
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(build.CompilerUnavailable, match="no C compiler found: none of .*no-such-cc, cc, gcc"):
+        build.load(source(1))
+    with pytest.raises(build.CompilerUnavailable):
+        build.flags()
+    assert issubclass(build.CompilerUnavailable, PyjitError)
+
+
+def test_a_compiler_that_builds_nothing_is_unavailable(use_cache, monkeypatch):
+    use_cache()
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(build.CompilerUnavailable, match="builds no loadable shared library"):
+        build.load(source(1))
+
+
+def test_flags_fall_back_when_the_compiler_refuses_some(use_cache, monkeypatch, tmp_path):
+    use_cache()
+    real = shutil.which("cc") or shutil.which("gcc")
+    wrapper = tmp_path / "picky-cc"
+    wrapper.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        for flag in "$@"; do
+          case "$flag" in -march=native|-fopenmp) echo "picky-cc: no $flag" >&2; exit 1;; esac
+        done
+        exec {real} "$@"
+    """))
+    wrapper.chmod(0o700)
+    monkeypatch.setenv("CC", str(wrapper))
+    flags = build.flags()
+    assert flags[0] == str(wrapper)
+    assert "-fopenmp-simd" in flags and "-march=native" not in flags and "-fopenmp" not in flags
+    assert offset_of(build.load(source(1))) == 1.0
+    assert inductor_counts()["compiler_probes"] == 1
+
+
+def test_flags_keep_numpy_semantics(use_cache):
+    use_cache()
+    flags = build.flags()
+    assert os.path.isabs(flags[0])
+    for flag in ("-ffp-contract=off", "-fno-math-errno", "-fno-builtin", "-fPIC", "-shared", "-lm"):
+        assert flag in flags
+    assert not any("fast-math" in flag or flag == "-Ofast" for flag in flags)
+
+
+def test_broken_source_raises_build_error_with_the_compilers_message(use_cache):
+    kernels = use_cache()
+    broken = "void broken(void) { this is not C; }\n"
+    with pytest.raises(build.BuildError, match="error") as info:
+        build.load(broken)
+    (saved,) = [name for name in os.listdir(kernels) if name.endswith(".c")]
+    assert str(kernels / saved) in str(info.value)
+    assert (kernels / saved).read_text() == broken
+    assert not [name for name in os.listdir(kernels) if name.endswith(".so") or name.startswith(".")]
+    assert inductor_counts()["compiles"] == 1
+
+
+def test_a_corrupt_toolchain_record_costs_a_probe_not_a_wrong_key(use_cache, monkeypatch, tmp_path):
+    kernels = use_cache()
+    build.load(source(1))
+    (record,) = kernels.glob("toolchain-*.json")
+    expected = json.loads(record.read_text())
+    record.write_text("{")
+    build.reset()
+    counters.pop("inductor")
+    # A different $PATH makes this process look for its compiler again.
+    monkeypatch.setenv("PATH", f"{tmp_path / 'empty'}{os.pathsep}{os.environ['PATH']}")
+    assert offset_of(build.load(source(1))) == 1.0
+    assert inductor_counts() == {"compiles": 0, "disk_hits": 1, "compiler_probes": 1}
+    assert json.loads(record.read_text()) == expected

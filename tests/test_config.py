@@ -1,0 +1,122 @@
+"""pyjit.config: the settings of SPEC section 2 and `patch`."""
+
+import importlib
+import os
+import threading
+
+import pytest
+
+import pyjit
+from pyjit import config
+
+DEFAULTS = {
+    "recompile_limit": 8,
+    "verbose": False,
+    "verify_correctness": False,
+    "assume_static_by_default": True,
+    "automatic_dynamic_shapes": True,
+    "replay_side_effects": True,
+    "compiled_autograd": False,
+}
+
+
+def test_defaults():
+    assert pyjit.config is config
+    for name, value in DEFAULTS.items():
+        assert getattr(config, name) == value, name
+    assert isinstance(config.cache_dir, str) and os.path.isabs(config.cache_dir)
+
+
+@pytest.mark.parametrize(("environment", "expected"), [
+    ({"PYJIT_CACHE_DIR": "/somewhere/pyjit-cache", "XDG_CACHE_HOME": "/xdg"}, "/somewhere/pyjit-cache"),
+    ({"XDG_CACHE_HOME": "/xdg"}, "/xdg/pyjit"),
+    ({"XDG_CACHE_HOME": "relative/is/ignored", "HOME": "/home/someone"}, "/home/someone/.cache/pyjit"),
+    ({"HOME": "/home/someone"}, "/home/someone/.cache/pyjit"),
+])
+def test_cache_dir_default_comes_from_the_environment_at_import(monkeypatch, environment, expected):
+    for name in ("PYJIT_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    fresh = importlib.util.module_from_spec(importlib.util.find_spec("pyjit.config"))
+    fresh.__spec__.loader.exec_module(fresh)
+    assert fresh.cache_dir == expected
+
+
+def test_patch_as_a_context_manager_restores_values():
+    with config.patch(recompile_limit=2, verbose=True):
+        assert (config.recompile_limit, config.verbose) == (2, True)
+    assert (config.recompile_limit, config.verbose) == (8, False)
+
+
+def test_patch_restores_values_when_the_block_raises():
+    with pytest.raises(KeyError), config.patch(compiled_autograd=True):
+        assert config.compiled_autograd is True
+        raise KeyError("inside")
+    assert config.compiled_autograd is False
+
+
+def test_patch_restores_a_value_set_inside_the_block():
+    with config.patch(recompile_limit=3):
+        config.recompile_limit = 5
+    assert config.recompile_limit == 8
+
+
+def test_patches_nest():
+    with config.patch(recompile_limit=3):
+        with config.patch(recompile_limit=4, verbose=True):
+            assert (config.recompile_limit, config.verbose) == (4, True)
+        assert (config.recompile_limit, config.verbose) == (3, False)
+    assert config.recompile_limit == 8
+
+
+def test_patch_as_a_decorator_applies_per_call():
+    seen = []
+
+    @config.patch(automatic_dynamic_shapes=False)
+    def read(depth):
+        seen.append(config.automatic_dynamic_shapes)
+        if depth:
+            read(depth - 1)
+        seen.append(config.automatic_dynamic_shapes)
+
+    assert config.automatic_dynamic_shapes is True
+    read(2)  # recursion: each call saves and restores on its own
+    assert seen == [False] * 6
+    read(0)
+    assert config.automatic_dynamic_shapes is True
+
+
+def test_patch_decorator_restores_when_the_function_raises():
+    @config.patch(verify_correctness=True)
+    def fail():
+        raise ValueError(config.verify_correctness)
+
+    with pytest.raises(ValueError, match="True"):
+        fail()
+    assert config.verify_correctness is False
+
+
+def test_patch_takes_a_dict_too():
+    with config.patch({"replay_side_effects": False}, recompile_limit=1):
+        assert (config.replay_side_effects, config.recompile_limit) == (False, 1)
+    assert (config.replay_side_effects, config.recompile_limit) == (True, 8)
+
+
+def test_patch_of_an_unknown_name_raises_at_once_naming_the_settings():
+    with pytest.raises(AttributeError, match="recompile_limt") as info:
+        config.patch(recompile_limt=1, verbose=True)
+    for name in DEFAULTS:
+        assert name in str(info.value)
+    assert "cache_dir" in str(info.value)
+    assert "patch" not in str(info.value).split("settings are")[1]
+    assert config.verbose is False
+
+
+def test_patch_is_process_wide():
+    seen = []
+    with config.patch(recompile_limit=1):
+        thread = threading.Thread(target=lambda: seen.append(config.recompile_limit))
+        thread.start()
+        thread.join()
+    assert seen == [1]

@@ -1,0 +1,24 @@
+"""pyjit.utils: the process-wide counters."""
+
+import collections
+
+import pyjit
+from pyjit import utils
+
+
+def test_counters_is_a_defaultdict_of_counters():
+    assert pyjit.utils is utils
+    assert isinstance(utils.counters, collections.defaultdict)
+    group = utils.counters["test_utils_group"]
+    assert isinstance(group, collections.Counter)
+    assert group["never_counted"] == 0
+    del utils.counters["test_utils_group"]
+
+
+def test_counting_one_group_leaves_others_alone():
+    before = dict(utils.counters)
+    utils.counters["test_utils_a"]["x"] += 2
+    utils.counters["test_utils_a"]["x"] += 1
+    assert utils.counters["test_utils_a"] == {"x": 3}
+    assert {name: group for name, group in utils.counters.items() if name != "test_utils_a"} == before
+    del utils.counters["test_utils_a"]
