@@ -1,11 +1,15 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
-from pyjit import _C
+from pyjit import _C, autograd, config, nn, optim, utils
+from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
+                            randn, tensor, zeros)
 from pyjit.backends import list_backends, register_backend
 
 __version__ = "0.1.0"
 
-__all__ = ["cache_entries", "list_backends", "register_backend", "reset"]
+__all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "config", "enable_grad", "from_numpy",
+           "list_backends", "manual_seed", "nn", "no_grad", "ones", "optim", "rand", "randn", "register_backend",
+           "reset", "tensor", "utils", "zeros"]
 
 
 def reset():

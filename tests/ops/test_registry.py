@@ -6,6 +6,7 @@ central finite differences in float64."""
 import numpy as np
 import pytest
 from op_samples import A, all_samples
+from op_samples.finite_differences import as_float64, as_list, finite_difference, is_differentiable_sample
 
 from pyjit.graph import Graph, GraphModule, TensorMeta, map_nodes
 from pyjit.ops import REGISTRY, Composite
@@ -167,44 +168,7 @@ def test_graph_gives_the_same_result_on_non_contiguous_inputs(name, sample):
 
 
 # -- derivatives ---------------------------------------------------------------------
-def as_float64(structure):
-    if isinstance(structure, np.ndarray) and structure.dtype.kind == "f":
-        return structure.astype(np.float64)
-    if type(structure) in (list, tuple):
-        return type(structure)(as_float64(item) for item in structure)
-    return structure
-
-
-def as_list(output) -> list:
-    return list(output) if type(output) in (list, tuple) else [output]
-
-
-def differentiable_case(case) -> bool:
-    name, sample = case.values
-    entry = REGISTRY[name]
-    args, kwargs = sample.make()
-    if sample.raises is not None or (not isinstance(entry, Composite) and entry.vjp is None):
-        return False
-    if not any(leaf.dtype.kind == "f" and leaf.size for leaf in _array_leaves((args, kwargs))):
-        return False
-    # Finite differences need float64 results: a cast to float32 or to an integer is
-    # differentiated through the rows that keep float64.
-    outputs = as_list(entry(*as_float64(args), **as_float64(kwargs)))
-    return all(np.asarray(output).dtype == np.float64 for output in outputs)
-
-
-def _array_leaves(structure):
-    if isinstance(structure, np.ndarray):
-        yield structure
-    elif type(structure) in (list, tuple):
-        for item in structure:
-            yield from _array_leaves(item)
-    elif isinstance(structure, dict):
-        for item in structure.values():
-            yield from _array_leaves(item)
-
-
-DIFFERENTIABLE_CASES = [case for case in VALID_CASES if differentiable_case(case)]
+DIFFERENTIABLE_CASES = [case for case in VALID_CASES if is_differentiable_sample(*case.values)]
 
 
 def graph_vjp(graph: Graph, inputs: list, cotangent: list):
@@ -244,22 +208,6 @@ def _accumulate(grads, values, arg, grad):
         assert grad.shape == np.shape(values[arg]), f"gradient of {arg.name} has shape {grad.shape}"
         assert grad.dtype == values[arg].dtype, f"gradient of {arg.name} has dtype {grad.dtype}"
         grads[arg] = grad if grads.get(arg) is None else grads[arg] + grad
-
-
-def finite_difference(function, inputs, index, cotangent, eps=1e-6):
-    point = inputs[index]
-    gradient = np.zeros_like(point)
-    for flat in range(point.size):
-        shifted = []
-        for sign in (1, -1):
-            moved = point.copy()
-            moved.flat[flat] += sign * eps
-            trial = list(inputs)
-            trial[index] = moved
-            outputs = as_list(function(*trial))
-            shifted.append(sum(np.sum(part * np.asarray(out)) for part, out in zip(cotangent, outputs)))
-        gradient.flat[flat] = (shifted[0] - shifted[1]) / (2 * eps)
-    return gradient
 
 
 @pytest.mark.parametrize(("name", "sample"), DIFFERENTIABLE_CASES)

@@ -1,0 +1,11 @@
+"""Neural-network modules written on pyjit.Tensor, with torch.nn's names and semantics
+(docs/nn.md)."""
+
+from . import functional
+from .attention import MultiheadAttention
+from .containers import ModuleList, Sequential
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
+from .module import Module, Parameter
+
+__all__ = ["Dropout", "Embedding", "GELU", "LayerNorm", "Linear", "Module", "ModuleList", "MultiheadAttention",
+           "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional"]

@@ -1,0 +1,65 @@
+"""What the derivative tests share (tests/ops/test_registry.py through graphs,
+tests/autograd/test_tape_gradients.py through the tape): which sample rows can be
+checked against finite differences, and the central differences themselves."""
+
+import numpy as np
+
+from pyjit.ops import REGISTRY, Composite
+
+
+def as_float64(structure):
+    if isinstance(structure, np.ndarray) and structure.dtype.kind == "f":
+        return structure.astype(np.float64)
+    if type(structure) in (list, tuple):
+        return type(structure)(as_float64(item) for item in structure)
+    return structure
+
+
+def as_list(output) -> list:
+    return list(output) if type(output) in (list, tuple) else [output]
+
+
+def is_differentiable_sample(name, sample) -> bool:
+    """A row whose derivative finite differences can check: a valid call of an op with
+    a derivative, some non-empty floating input, and float64 results once the floating
+    inputs are float64."""
+    entry = REGISTRY[name]
+    args, kwargs = sample.make()
+    if sample.raises is not None or (not isinstance(entry, Composite) and entry.vjp is None):
+        return False
+    if not any(leaf.dtype.kind == "f" and leaf.size for leaf in array_leaves((args, kwargs))):
+        return False
+    # Finite differences need float64 results: a cast to float32 or to an integer is
+    # differentiated through the rows that keep float64.
+    outputs = as_list(entry(*as_float64(args), **as_float64(kwargs)))
+    return all(np.asarray(output).dtype == np.float64 for output in outputs)
+
+
+def array_leaves(structure):
+    """The arrays in a structure of lists, tuples and dicts, in order."""
+    if isinstance(structure, np.ndarray):
+        yield structure
+    elif type(structure) in (list, tuple):
+        for item in structure:
+            yield from array_leaves(item)
+    elif isinstance(structure, dict):
+        for item in structure.values():
+            yield from array_leaves(item)
+
+
+def finite_difference(function, inputs, index, cotangent, eps=1e-6):
+    """Central differences of sum(cotangent[i] * function(*inputs)[i]) with respect to
+    inputs[index]."""
+    point = inputs[index]
+    gradient = np.zeros_like(point)
+    for flat in range(point.size):
+        shifted = []
+        for sign in (1, -1):
+            moved = point.copy()
+            moved.flat[flat] += sign * eps
+            trial = list(inputs)
+            trial[index] = moved
+            outputs = as_list(function(*trial))
+            shifted.append(sum(np.sum(part * np.asarray(out)) for part, out in zip(cotangent, outputs)))
+        gradient.flat[flat] = (shifted[0] - shifted[1]) / (2 * eps)
+    return gradient
