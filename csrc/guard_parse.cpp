@@ -164,7 +164,8 @@ bool GuardProgram::parse_check(PyObject* item) {
       PyErr_SetString(PyExc_TypeError, "a python guard check needs a callable");
       return false;
     }
-    check.text = std::string(text) + "(" + subject + ")";
+    // A check on no source is a whole expression already ("x.shape[0] > y.shape[0]").
+    check.text = check.source >= 0 ? std::string(text) + "(" + subject + ")" : std::string(text);
   } else if (!expect_size(item, 3, "(kind, source, operand)")) {
     return false;
   } else if (is_kind(kind, "type")) {

@@ -1,6 +1,12 @@
-"""The frontend: bytecode decoding and assembly, and (later) the symbolic interpreter
-that turns Python frames into graphs, guards and resume functions."""
+"""The frontend: bytecode decoding and assembly, the sources of values and the guards
+built on them, and (later) the symbolic interpreter that turns Python frames into
+graphs, guards and resume functions."""
 
 from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
+from .guards import ArrayGuard, DimChange, GuardSet, changed_dims
+from .sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource, ItemSource,
+                      KwDefaultSource, LocalSource, Source)
 
-__all__ = ["Bytecode", "ExceptHandler", "FreeVar", "Instr", "Label", "assemble", "decode"]
+__all__ = ["ArrayGuard", "AttrSource", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource", "DimChange",
+           "ExceptHandler", "FreeVar", "GlobalSource", "GuardSet", "Instr", "ItemSource", "KwDefaultSource", "Label",
+           "LocalSource", "Source", "assemble", "changed_dims", "decode"]
