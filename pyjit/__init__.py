@@ -4,12 +4,13 @@ from pyjit import _C, autograd, config, nn, optim, utils
 from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
                             randn, tensor, zeros)
 from pyjit.backends import list_backends, register_backend
+from pyjit.logs import set_logs
 
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "config", "enable_grad", "from_numpy",
            "list_backends", "manual_seed", "nn", "no_grad", "ones", "optim", "rand", "randn", "register_backend",
-           "reset", "tensor", "utils", "zeros"]
+           "reset", "set_logs", "tensor", "utils", "zeros"]
 
 
 def reset():

@@ -14,8 +14,27 @@ need no native core (tests/test_layers.py) run before the extension is built.
 import contextlib
 import sys
 import types
+from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kernel_cache_dir():
+    """Kernels the tests compile go to <repo>/build/test-kernel-cache (build/ is ignored
+    by git), shared by every Python version and every run, so only the first run pays
+    the C compiler; the user's own cache is left alone."""
+    try:
+        from pyjit import config
+    except ImportError:  # no native core built (tests/test_layers.py runs without one)
+        yield None
+        return
+    previous = config.cache_dir
+    config.cache_dir = str(Path(__file__).resolve().parents[1] / "build" / "test-kernel-cache")
+    try:
+        yield config.cache_dir
+    finally:
+        config.cache_dir = previous
 
 
 def replace_const(code: types.CodeType, old: object, new: object) -> types.CodeType:

@@ -13,6 +13,7 @@ from typing import Callable
 from ..exc import InvalidBackend
 
 ENTRY_POINT_GROUP = "pyjit_backends"
+DEFAULT_BACKEND = "inductor"  # what pyjit.compile and pyjit.optimize use unless told otherwise
 
 _BACKENDS: dict[str, Callable] = {}
 

@@ -1,0 +1,164 @@
+"""The `inductor` backend: a graph's pointwise ops and reductions as fused C kernels.
+
+A graph is scheduled into kernels and eager steps (NOTE(fusion) in
+pyjit/codegen/scheduler.py), its kernels rendered as one C translation unit
+(NOTE(c-renderer)), built and loaded through the disk cache (NOTE(kernel-cache)), and
+run by generated glue (NOTE(glue)) that falls back to the graph module for any input it
+was not compiled for, autograd tensors included.
+
+NOTE(layouts): a kernel reads each input either as C-contiguous (strides computed from
+the shape: unit-stride inner loops that vectorize) or as "strided" (its element strides
+are size arguments: any layout, negative and zero strides included). The example
+inputs decide which: C-contiguous ones are compiled as C, others as strided. A later
+call whose inputs have other layouts runs another variant of the same graph, compiled
+the first time it is needed (one variant per combination of layouts seen), so a
+non-contiguous input never costs a copy and a contiguous one never loses the fast path.
+Outputs are always new C-contiguous arrays (NumPy would keep an F-ordered input's order).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import logs
+from ..codegen import build
+from ..codegen.c_renderer import render_unit
+from ..codegen.lowering import Unsupported
+from ..codegen.scheduler import schedule
+from ..codegen.wrapper import GlueError, glue_source, layout_of
+from ..graph import TensorMeta
+from ..utils import counters
+from .registry import register_backend
+
+_output_code = logs.get_logger("output_code")
+MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
+_warned_no_compiler = False
+
+
+@register_backend
+def inductor(graph_module, example_inputs):
+    """Fused C kernels for the CPU (OpenMP threads, vector math); the compiled callable
+    has `.kernels` (kernel IR), `.allocations` (arrays allocated per call), `.source` (C)
+    and `.glue` (Python). Graphs it cannot compile run as the graph module itself."""
+    return compile_graphs([(graph_module, example_inputs)])[0]
+
+
+def compile_graphs(items) -> list:
+    """inductor() for several (graph_module, example_inputs) at once: every kernel of
+    every graph in one translation unit, so one compiler run (tests batch their graphs)."""
+    plans = []
+    for position, (graph_module, example_inputs) in enumerate(items):
+        layouts = _layouts(graph_module.graph, example_inputs)
+        plans.append(_Plan.make(graph_module, layouts, f"g{position}_") if layouts is not None else None)
+    library = _load([plan for plan in plans if plan is not None])
+    if library is None:
+        return [graph_module for graph_module, _ in items]
+    return [plan.bind(library) if plan is not None else graph_module
+            for plan, (graph_module, _) in zip(plans, items)]
+
+
+def _layouts(graph, example_inputs) -> dict[str, str] | None:
+    """The layout each array input is compiled for (NOTE(layouts)); None when the graph
+    is not for this backend's device."""
+    layouts = {}
+    examples = list(example_inputs) if example_inputs is not None else []
+    for position, node in enumerate(graph.placeholders):
+        if isinstance(node.meta, TensorMeta):
+            if node.meta.device != "cpu":
+                return None
+            example = examples[position] if position < len(examples) else None
+            layouts[node.name] = layout_of(example) if hasattr(example, "flags") else "C"
+    return layouts
+
+
+def _load(plans: list[_Plan]):
+    global _warned_no_compiler
+    if not plans:
+        return None
+    source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+    try:
+        return build.load(source)
+    except build.CompilerUnavailable as error:
+        if not _warned_no_compiler:
+            _warned_no_compiler = True
+            warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=4)
+    except build.BuildError as error:
+        warnings.warn(f"pyjit: a generated kernel failed to compile, so its graph runs eagerly "
+                      f"(please report it): {error}", stacklevel=4)
+    counters["inductor"]["eager_fallbacks"] += len(plans)
+    return None
+
+
+class _Plan:
+    """One graph, scheduled for one set of input layouts, waiting for its kernels."""
+
+    def __init__(self, graph_module, layouts, scheduled, glue, namespace):
+        self.graph_module = graph_module
+        self.layouts = layouts
+        self.schedule = scheduled
+        self.glue = glue
+        self.namespace = namespace
+
+    @classmethod
+    def make(cls, graph_module, layouts: dict[str, str], prefix: str) -> _Plan | None:
+        try:
+            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel")
+            if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
+                                            for kernel in scheduled.kernels):
+                return None
+            glue, namespace = glue_source(scheduled, layouts)
+        except (Unsupported, GlueError):
+            return None
+        except Exception as error:  # a bug: the graph still runs, eagerly, and says so
+            warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
+                          f"eagerly (please report it): {type(error).__name__}: {error}", stacklevel=4)
+            return None
+        return cls(graph_module, layouts, scheduled, glue, namespace)
+
+    def bind(self, library, variants: _Variants | None = None):
+        namespace = dict(self.namespace)
+        for kernel in self.schedule.kernels:
+            namespace[f"k_{kernel.name}"] = library.kernel(kernel.name, len(kernel.buffers), len(kernel.sizes))
+        namespace["eager"] = self.graph_module
+        variants = variants if variants is not None else _Variants(self.graph_module)
+        namespace["variant"] = variants
+        exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
+        run = namespace["run"]
+        variants.add(self.layouts, run)
+        run.kernels = self.schedule.kernels
+        run.allocations = len(self.schedule.allocations)
+        run.source = render_unit(self.schedule.kernels)
+        run.glue = self.glue
+        run.graph_module = self.graph_module
+        counters["inductor"]["graphs"] += 1
+        counters["inductor"]["kernels"] += len(run.kernels)
+        if logs.enabled("output_code"):
+            _output_code.debug("graph %s, inputs %s:\n%s\n%s\n%s", self.graph_module.graph.name, self.layouts,
+                               "\n\n".join(map(str, run.kernels)), run.source, self.glue)
+        return run
+
+
+class _Variants:
+    """The compiled variants of one graph, by input layouts (NOTE(layouts))."""
+
+    def __init__(self, graph_module):
+        self.graph_module = graph_module
+        self.arrays = [node.name for node in graph_module.graph.placeholders if isinstance(node.meta, TensorMeta)]
+        self.positions = [position for position, node in enumerate(graph_module.graph.placeholders)
+                          if isinstance(node.meta, TensorMeta)]
+        self.table: dict[tuple, object] = {}
+
+    def add(self, layouts: dict[str, str], run) -> None:
+        self.table[tuple(layouts[name] for name in self.arrays)] = run
+
+    def __call__(self, *args):
+        key = tuple(layout_of(args[position]) for position in self.positions)
+        run = self.table.get(key)
+        if run is None:
+            plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "")
+            library = _load([plan]) if plan is not None else None
+            run = plan.bind(library, self) if library is not None else self.graph_module
+            self.table[key] = run
+        if run is self.graph_module:
+            return run(*args)
+        return run(*args, _layouts_checked=True)

@@ -1,0 +1,637 @@
+"""The loop-level kernel IR that every renderer translates (C now, CUDA next).
+
+NOTE(kernel-ir): a `Kernel` is a function of buffers (typed element pointers) and
+integer size parameters, whose body is a list of statements (and `Scratch`, a private
+array declared in a loop body: NOTE(kept-values)):
+  * `Loop(dims, body, parallel)`: a nest of loops over `dims` (each a variable and an
+    extent). A renderer may run the outermost dims of a parallel loop on several threads
+    and vectorizes the innermost dim of a loop (or reduction) that has no loop inside;
+  * `Reduce(name, kind, dtype, value, dims)`: the scalar `name` is `value` combined over
+    the nest `dims` by `kind` (NOTE(reduction-kinds));
+  * `Store(buffer, index, value)`: one element written.
+Values are typed scalar expressions over `Load(buffer, index)`, `Constant`,
+`IndexValue` (an integer expression used as a value), `Var` (a reduction's result) and
+`Call(op, args)` for the scalar ops of the formula language (pyjit/ops/formula.py) and
+`cast`. Every `Call` is already in its loop dtype: its arguments carry the dtypes NumPy
+resolves for the op (casts are explicit `Call("cast")` nodes), so a renderer never
+decides a type. Indices are `Index` polynomials over loop variables and size
+parameters, so a symbolic size is just another parameter and a view is an index.
+Nothing here knows about a target: what the text of `add` or a parallel loop is, is
+the renderer's business.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Union
+
+import numpy as np
+
+Atom = Union[str, "FloorDiv", "Mod"]
+
+
+def _atom_key(atom) -> tuple:
+    return (0, atom) if isinstance(atom, str) else (1, str(atom))
+
+
+class Index:
+    """An integer expression: a polynomial with integer coefficients over atoms, which
+    are names (loop variables, size and stride parameters) or FloorDiv / Mod atoms."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: dict[tuple, int]):
+        self.terms = {monomial: coeff for monomial, coeff in terms.items() if coeff}
+        self._hash = None
+
+    @classmethod
+    def const(cls, value: int) -> Index:
+        return cls({(): int(value)})
+
+    @classmethod
+    def name(cls, name: str) -> Index:
+        return cls({(name,): 1})
+
+    @classmethod
+    def of(cls, value) -> Index:
+        """An int, an Index, or a graph size (SymInt: its symbols become parameters of
+        the same name; rational coefficients become an exact division)."""
+        if isinstance(value, Index):
+            return value
+        if isinstance(value, (int, np.integer)):
+            return cls.const(int(value))
+        terms = getattr(value, "terms", None)
+        if terms is None:
+            raise TypeError(f"not an index: {value!r}")
+        denominator = 1
+        for coeff in terms.values():
+            denominator = denominator * coeff.denominator // np.gcd(denominator, coeff.denominator)
+        scaled = cls({tuple(monomial): int(coeff * denominator) for monomial, coeff in terms.items()})
+        return scaled.floordiv(denominator)
+
+    # -- arithmetic ------------------------------------------------------------------
+    def __add__(self, other) -> Index:
+        other = Index.of(other)
+        terms = dict(self.terms)
+        for monomial, coeff in other.terms.items():
+            terms[monomial] = terms.get(monomial, 0) + coeff
+        return Index(terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Index:
+        return Index({monomial: -coeff for monomial, coeff in self.terms.items()})
+
+    def __sub__(self, other) -> Index:
+        return self + (-Index.of(other))
+
+    def __rsub__(self, other) -> Index:
+        return Index.of(other) - self
+
+    def __mul__(self, other) -> Index:
+        other = Index.of(other)
+        terms: dict[tuple, int] = {}
+        for left, left_coeff in self.terms.items():
+            for right, right_coeff in other.terms.items():
+                monomial = tuple(sorted(left + right, key=_atom_key))
+                terms[monomial] = terms.get(monomial, 0) + left_coeff * right_coeff
+        return Index(terms)
+
+    __rmul__ = __mul__
+
+    def floordiv(self, divisor) -> Index:
+        """self // divisor for a non-negative self and a positive divisor."""
+        divisor = Index.of(divisor)
+        value, by = self.constant_value(), divisor.constant_value()
+        if by == 1:
+            return self
+        if value is not None and by is not None:
+            return Index.const(value // by)
+        if by is not None and all(coeff % by == 0 for coeff in self.terms.values()):
+            return Index({monomial: coeff // by for monomial, coeff in self.terms.items()})
+        return Index({(FloorDiv(self, divisor),): 1})
+
+    def mod(self, divisor) -> Index:
+        """self % divisor for a non-negative self and a positive divisor."""
+        divisor = Index.of(divisor)
+        value, by = self.constant_value(), divisor.constant_value()
+        if by == 1:
+            return Index.const(0)
+        if value is not None and by is not None:
+            return Index.const(value % by)
+        if by is not None and all(coeff % by == 0 for coeff in self.terms.values()):
+            return Index.const(0)
+        return Index({(Mod(self, divisor),): 1})
+
+    # -- inspection ------------------------------------------------------------------
+    def constant_value(self) -> int | None:
+        if not self.terms:
+            return 0
+        if len(self.terms) == 1 and () in self.terms:
+            return self.terms[()]
+        return None
+
+    def coefficient(self, var: str) -> Index | None:
+        """The c of `c*var + rest` when `var` appears only linearly and outside every
+        FloorDiv/Mod atom; None otherwise."""
+        coefficient: dict[tuple, int] = {}
+        for monomial, coeff in self.terms.items():
+            count = monomial.count(var)
+            if count > 1 or any(not isinstance(atom, str) and var in atom.names() for atom in monomial):
+                return None
+            if count == 1:
+                rest = list(monomial)
+                rest.remove(var)
+                coefficient[tuple(rest)] = coeff
+        return Index(coefficient)
+
+    def substitute(self, mapping: dict[str, Index]) -> Index:
+        result = Index({})
+        for monomial, coeff in self.terms.items():
+            product = Index.const(coeff)
+            for atom in monomial:
+                if isinstance(atom, str):
+                    product = product * mapping.get(atom, Index.name(atom))
+                else:
+                    product = product * atom.substitute(mapping)
+            result = result + product
+        return result
+
+    def names(self) -> set[str]:
+        """Every name the expression reads, inside FloorDiv/Mod atoms too."""
+        found: set[str] = set()
+        for monomial in self.terms:
+            for atom in monomial:
+                found |= {atom} if isinstance(atom, str) else atom.names()
+        return found
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (int, np.integer)):
+            other = Index.const(int(other))
+        return isinstance(other, Index) and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self.terms.items()))
+        return self._hash
+
+    def __str__(self) -> str:
+        if not self.terms:
+            return "0"
+        pieces = []
+        for monomial, coeff in sorted(self.terms.items(), key=lambda item: [_atom_key(a) for a in item[0]]):
+            factors = [str(atom) for atom in monomial]
+            if abs(coeff) != 1 or not factors:
+                factors.insert(0, str(abs(coeff)))
+            pieces.append(("- " if coeff < 0 else "+ ") + "*".join(factors))
+        text = " ".join(pieces)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    __repr__ = __str__
+
+
+@dataclasses.dataclass(frozen=True)
+class FloorDiv:
+    """`numerator // divisor` as an atom of an Index (both non-negative)."""
+
+    numerator: Index
+    divisor: Index
+
+    def names(self) -> set[str]:
+        return self.numerator.names() | self.divisor.names()
+
+    def substitute(self, mapping) -> Index:
+        return self.numerator.substitute(mapping).floordiv(self.divisor.substitute(mapping))
+
+    def __str__(self) -> str:
+        return f"({self.numerator} // {self.divisor})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Mod:
+    """`numerator % divisor` as an atom of an Index (both non-negative)."""
+
+    numerator: Index
+    divisor: Index
+
+    def names(self) -> set[str]:
+        return self.numerator.names() | self.divisor.names()
+
+    def substitute(self, mapping) -> Index:
+        return self.numerator.substitute(mapping).mod(self.divisor.substitute(mapping))
+
+    def __str__(self) -> str:
+        return f"({self.numerator} % {self.divisor})"
+
+
+# -- scalar values -------------------------------------------------------------------
+class Value:
+    """A typed scalar expression. Values are immutable and compare structurally; their
+    hash is computed once, so shared subexpressions cost nothing to hash again."""
+
+    dtype: np.dtype
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, field.name) for field in dataclasses.fields(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class Load(Value):
+    buffer: str
+    index: Index
+    dtype: np.dtype
+
+    __hash__ = Value.__hash__
+
+    def __str__(self) -> str:
+        return f"{self.buffer}[{self.index}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class Constant(Value):
+    """A scalar already converted to `dtype` (a Python bool, int or float holding it exactly)."""
+
+    value: object
+    dtype: np.dtype
+
+    __hash__ = Value.__hash__
+
+    def __eq__(self, other) -> bool:
+        # 0.0 and -0.0 (and NaNs) are different constants: compare by representation.
+        return (isinstance(other, Constant) and self.dtype == other.dtype
+                and type(self.value) is type(other.value) and repr(self.value) == repr(other.value))
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class IndexValue(Value):
+    """An integer expression (a size, a position) used as a value of dtype `dtype`."""
+
+    index: Index
+    dtype: np.dtype
+
+    __hash__ = Value.__hash__
+
+    def __str__(self) -> str:
+        return f"({self.index})"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class Var(Value):
+    """The result of the Reduce statement named `name`."""
+
+    name: str
+    dtype: np.dtype
+
+    __hash__ = Value.__hash__
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class Call(Value):
+    """A scalar op of SCALAR_OPS, or `cast` (to `dtype`), applied to typed arguments."""
+
+    op: str
+    args: tuple
+    dtype: np.dtype
+
+    __hash__ = Value.__hash__
+
+    def __str__(self) -> str:
+        if self.op == "cast":
+            return f"{dtype_name(self.dtype)}({self.args[0]})"
+        return f"{self.op}({', '.join(map(str, self.args))})"
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    return "bool" if dtype == np.bool_ else dtype.name
+
+
+def walk_values(value: Value):
+    """Every distinct subexpression of `value`, arguments before the calls that use them."""
+    seen: dict[int, Value] = {}
+    order: list[Value] = []
+
+    def visit(node: Value):
+        if id(node) in seen:
+            return
+        seen[id(node)] = node
+        if isinstance(node, Call):
+            for arg in node.args:
+                visit(arg)
+        order.append(node)
+
+    visit(value)
+    return order
+
+
+# -- statements ----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Dim:
+    """One loop: variable `var` runs over range(extent)."""
+
+    var: str
+    extent: Index
+
+    def __str__(self) -> str:
+        return f"{self.var} < {self.extent}"
+
+
+# NOTE(reduction-kinds): what a Reduce combines, as NumPy's reductions do: "sum" and
+# "prod" (integers wrap around), "max" and "min" (NaN-propagating: any NaN gives NaN),
+# "argmax" and "argmin" (the position of the first extreme element in the C order of
+# the reduction dims, a NaN counting as the extreme), "any" and "all" (of bool values).
+# The dtype is the result's; a renderer may accumulate in a wider type (docs/codegen.md
+# says which and why).
+REDUCTION_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reduce:
+    """`name` = `value` combined over `dims` by `kind`; `stores` run at every step too
+    (NOTE(kept-values))."""
+
+    name: str
+    kind: str
+    dtype: np.dtype
+    value: Value
+    dims: tuple[Dim, ...]
+    stores: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Scratch:
+    """A private array of `size` elements for the rest of the enclosing loop body (each
+    thread has its own), read and written like a buffer named `name`."""
+
+    name: str
+    dtype: np.dtype
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    buffer: str
+    index: Index
+    value: Value
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    dims: tuple[Dim, ...]
+    body: tuple
+    parallel: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class BufferParam:
+    name: str
+    dtype: np.dtype
+    output: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """A function of `buffers` (in order) and the integer parameters `sizes` (in order)."""
+
+    name: str
+    buffers: tuple[BufferParam, ...]
+    sizes: tuple[str, ...]
+    body: tuple
+
+    def statements(self):
+        """Every statement, nested ones included, outer before inner."""
+        pending = list(self.body)
+        while pending:
+            statement = pending.pop(0)
+            yield statement
+            if isinstance(statement, Loop):
+                pending[:0] = statement.body
+
+    def __str__(self) -> str:
+        return format_kernel(self)
+
+
+def format_kernel(kernel: Kernel) -> str:
+    """A readable Python-like listing of a kernel (for logs, tests and docs)."""
+    params = [f"{'out' if buffer.output else 'in'} {buffer.name}: {dtype_name(buffer.dtype)}"
+              for buffer in kernel.buffers]
+    lines = [f"kernel {kernel.name}({', '.join(params)}; sizes: {', '.join(kernel.sizes) or '-'})"]
+    _format_body(kernel.body, lines, 1)
+    return "\n".join(lines)
+
+
+def _format_body(body, lines: list[str], depth: int) -> None:
+    pad = "    " * depth
+    for statement in body:
+        if isinstance(statement, Loop):
+            kind = "parallel for" if statement.parallel else "for"
+            lines.append(f"{pad}{kind} {', '.join(map(str, statement.dims))}:")
+            _format_body(statement.body, lines, depth + 1)
+        elif isinstance(statement, Reduce):
+            over = ", ".join(map(str, statement.dims)) or "()"
+            lines.append(f"{pad}{statement.name} = {statement.kind}[{dtype_name(statement.dtype)}] "
+                         f"over {over}: {statement.value}")
+            lines += [f"{pad}    and {store.buffer}[{store.index}] = {store.value}" for store in statement.stores]
+        elif isinstance(statement, Scratch):
+            lines.append(f"{pad}{statement.name} = scratch[{dtype_name(statement.dtype)}]({statement.size})")
+        else:
+            lines.append(f"{pad}{statement.buffer}[{statement.index}] = {statement.value}")
+
+
+# -- passes ---------------------------------------------------------------------------
+def simplify(index: Index) -> Index:
+    """`(a // b) * b + a % b` becomes `a` (what flattening then unflattening leaves)."""
+    changed = True
+    while changed:
+        changed = False
+        for monomial, coeff in index.terms.items():
+            mod = next((atom for atom in monomial if isinstance(atom, Mod)), None)
+            if mod is None:
+                continue
+            rest = list(monomial)
+            rest.remove(mod)
+            scale = Index({tuple(rest): coeff})
+            whole = mod.numerator.floordiv(mod.divisor) * mod.divisor * scale
+            if all(index.terms.get(m) == c for m, c in whole.terms.items()):
+                index = index - whole - Index({monomial: coeff}) + mod.numerator * scale
+                changed = True
+                break
+    return index
+
+
+def collapse_loops(dims: tuple[Dim, ...], body: tuple, parallel: bool) -> tuple:
+    """`body` inside a Loop over `dims`, with adjacent dims merged wherever every index
+    steps through them as one (NOTE(dim-collapse)); the loops and reductions inside are
+    collapsed the same way."""
+    body = tuple(_collapse_inner(statement) for statement in body)
+    dims, body = _merge_adjacent(dims, body)
+    return (Loop(dims, body, parallel),) if dims else body
+
+
+def _collapse_inner(statement):
+    if isinstance(statement, Loop):
+        dims, body = _merge_adjacent(statement.dims, statement.body)
+        return Loop(dims, body, statement.parallel)
+    if isinstance(statement, Reduce):
+        dims, (store,) = _merge_adjacent(statement.dims, (Store("", Index.const(0), statement.value),))
+        return Reduce(statement.name, statement.kind, statement.dtype, store.value, dims)
+    return statement
+
+
+# NOTE(dim-collapse): loops i (extent a) and j (extent b, inside) are one loop k over
+# a*b when every index reads i and j only as c_i*i + c_j*j with c_i == c_j*b: then
+# c_i*i + c_j*j == c_j*k for k = i*b + j. A C-contiguous array, its broadcasts (both
+# strides 0) and a group's outputs satisfy it, so elementwise work over any shape of
+# contiguous arrays is one flat loop, which vectorizes and splits evenly over threads.
+def _merge_adjacent(dims: tuple[Dim, ...], body: tuple):
+    dims = list(dims)
+    position = 0
+    while position + 1 < len(dims):
+        outer, inner = dims[position], dims[position + 1]
+        if all(_steps_as_one(index, outer, inner) for index in _indices(body)):
+            body = substitute_body(body, {outer.var: Index.const(0)})
+            dims[position:position + 2] = [Dim(inner.var, outer.extent * inner.extent)]
+        else:
+            position += 1
+    return tuple(dims), body
+
+
+def _steps_as_one(index: Index, outer: Dim, inner: Dim) -> bool:
+    outer_coeff, inner_coeff = index.coefficient(outer.var), index.coefficient(inner.var)
+    return outer_coeff is not None and inner_coeff is not None and outer_coeff == inner_coeff * inner.extent
+
+
+def _indices(body):
+    """Every load and store index in `body`, nested statements included."""
+    for statement in body:
+        if isinstance(statement, Loop):
+            yield from _indices(statement.body)
+            continue
+        if isinstance(statement, Scratch):
+            continue
+        if isinstance(statement, Reduce):
+            yield from _indices(statement.stores)
+        if isinstance(statement, Store):
+            yield statement.index
+        for value in walk_values(statement.value):
+            if isinstance(value, Load):
+                yield value.index
+
+
+def substitute_body(body: tuple, mapping: dict[str, Index], values: dict | None = None) -> tuple:
+    """`body` with names replaced by indices in every load and store, and the values in
+    `values` replaced by theirs."""
+    memo: dict[int, Value] = {}
+    values = values or {}
+
+    def value_of(value: Value) -> Value:
+        if id(value) not in memo:
+            if value in values:
+                memo[id(value)] = values[value]
+            elif isinstance(value, Load):
+                memo[id(value)] = Load(value.buffer, simplify(value.index.substitute(mapping)), value.dtype)
+            elif isinstance(value, Call):
+                memo[id(value)] = Call(value.op, tuple(value_of(arg) for arg in value.args), value.dtype)
+            else:
+                memo[id(value)] = value
+        return memo[id(value)]
+
+    def statement_of(statement):
+        if isinstance(statement, Loop):
+            return Loop(statement.dims, tuple(statement_of(s) for s in statement.body), statement.parallel)
+        if isinstance(statement, Reduce):
+            return dataclasses.replace(statement, value=value_of(statement.value),
+                                       stores=tuple(statement_of(store) for store in statement.stores))
+        if isinstance(statement, Scratch):
+            return statement
+        return Store(statement.buffer, simplify(statement.index.substitute(mapping)), value_of(statement.value))
+
+    return tuple(statement_of(statement) for statement in body)
+
+
+# NOTE(kept-values): in a row kernel, a value that a reduction computes at each point of
+# the row and that a later loop over the same row needs again (softmax's exp(x - max),
+# used by the sum and by the division) is written to a private scratch row by the
+# reduction (`Reduce.stores`) and read back by the later loop, instead of being computed
+# twice, when it calls a costly function (EXPENSIVE_OPS) and the row has a static size of
+# at most SCRATCH_LIMIT elements (the scratch lives on each thread's stack). The value
+# read back is the one computed: results do not change.
+EXPENSIVE_OPS = frozenset({"exp", "expm1", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
+                           "arccos", "arctan", "arctan2", "erf", "pow", "floordiv", "mod"})
+SCRATCH_LIMIT = 16384
+
+
+def keep_reduced_values(loop: Loop) -> Loop:
+    """The row loop `loop` with NOTE(kept-values) applied to the reductions in its body."""
+    body = list(loop.body)
+    scratches: list[Scratch] = []
+    for position, statement in enumerate(body):
+        if not isinstance(statement, Reduce) or not statement.dims:
+            continue
+        size = 1
+        for dim in statement.dims:
+            size = size * (dim.extent.constant_value() or SCRATCH_LIMIT + 1)
+        later = [other for other in body[position + 1:] if getattr(other, "dims", None) == statement.dims]
+        if size > SCRATCH_LIMIT or not later:
+            continue
+        needed = {value for other in later for value in _values_of(other)}
+        kept = _largest_shared(statement.value, needed, {dim.var for dim in statement.dims})
+        if not kept:
+            continue
+        flat = Index.const(0)
+        for dim in statement.dims:
+            flat = flat * dim.extent + Index.name(dim.var)
+        loads = {}
+        stores = []
+        for value in kept:
+            name = f"kept{len(scratches)}"
+            scratches.append(Scratch(name, value.dtype, size))
+            stores.append(Store(name, flat, value))
+            loads[value] = Load(name, flat, value.dtype)
+        body[position] = dataclasses.replace(statement, stores=statement.stores + tuple(stores))
+        body[position + 1:] = substitute_body(tuple(body[position + 1:]), {}, loads)
+    return Loop(loop.dims, tuple(scratches) + tuple(body), loop.parallel) if scratches else loop
+
+
+def _values_of(statement):
+    if isinstance(statement, Loop):
+        for inner in statement.body:
+            yield from _values_of(inner)
+    elif not isinstance(statement, Scratch):
+        yield from walk_values(statement.value)
+
+
+def _largest_shared(value: Value, needed: set[Value], row_vars: set[str]) -> list[Value]:
+    """The outermost subexpressions of `value` that later statements use too, call an
+    expensive op, and vary along the row."""
+    found = []
+
+    def visit(node: Value) -> None:
+        if not isinstance(node, Call):
+            return
+        if node in needed and _costly(node) and _reads_row(node, row_vars):
+            found.append(node)
+            return
+        for arg in node.args:
+            visit(arg)
+
+    visit(value)
+    return found
+
+
+def _costly(value: Value) -> bool:
+    return any(isinstance(node, Call) and node.op in EXPENSIVE_OPS for node in walk_values(value))
+
+
+def _reads_row(value: Value, row_vars: set[str]) -> bool:
+    return any(isinstance(node, Load) and node.index.names() & row_vars for node in walk_values(value))

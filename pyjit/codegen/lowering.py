@@ -1,0 +1,355 @@
+"""From graph nodes to kernel IR values: formulas typed as NumPy types them, broadcasting
+and views as index arithmetic, buffer layouts as strides.
+
+NOTE(formula-typing): a pointwise op's formula (NOTE(formula)) is evaluated bottom-up
+the way NumPy would evaluate it as a chain of ufunc calls: each scalar op takes the loop
+dtypes its ufunc resolves for its operands (`ufunc.resolve_dtypes`, with Python scalars
+weak under NEP 50), its arguments are cast to them, and its result is an array (strong)
+for the next op. A weak Python scalar is converted to the loop dtype as NumPy converts
+it (a float rounded to float32, an int wrapped where np.where wraps it). Where no C
+expression can give NumPy's exact result for every input, the node is Unsupported and
+runs eagerly instead (integer reciprocal, an integer power whose exponent may be
+negative, float16 and complex loops, mixed-signedness loops other than comparisons).
+A comparison of an integer array with a Python int its dtype cannot hold has one answer
+for every element (NumPy 2 compares exactly), so it folds to that constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _C
+from ..graph import SymInt, TensorMeta
+from ..ops.formula import Arg, Const, Expr
+from ..ops.shape_rules import operand_dtype
+from ..ops.views import expand_ellipsis, index_items, item_kind, permutation
+from .kernel_ir import Call, Constant, Index, IndexValue, Value, simplify
+
+SUPPORTED_DTYPES = frozenset(np.dtype(name) for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
+INDEX_DTYPE = np.dtype(np.int64)
+
+SCALAR_UFUNCS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
+    "neg": np.negative, "abs": np.absolute, "sign": np.sign, "square": np.square, "reciprocal": np.reciprocal,
+    "maximum": np.maximum, "minimum": np.minimum,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "logical_not": np.logical_not,
+    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
+    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2, "erf": _C.erf,
+    "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+}
+COMPARISONS = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # op -> op with sides swapped
+
+
+class Unsupported(Exception):
+    """A node the kernels cannot compute exactly as NumPy does; it runs eagerly."""
+
+
+def check_dtype(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype not in SUPPORTED_DTYPES:
+        raise Unsupported(f"dtype {dtype} has no kernel type")
+    return dtype
+
+
+# -- operands of the formula language -------------------------------------------------
+class Operand:
+    """A formula operand: a typed value, or a weak Python scalar not yet converted
+    (`scalar`); `promotion` is what NumPy's type resolution sees for it."""
+
+    __slots__ = ("value", "scalar", "promotion")
+
+    def __init__(self, value: Value | None, promotion, scalar=None):
+        self.value, self.promotion, self.scalar = value, promotion, scalar
+
+    @classmethod
+    def strong(cls, value: Value) -> Operand:
+        return cls(value, value.dtype)
+
+    @classmethod
+    def weak(cls, value: Value, python_type: type) -> Operand:
+        """A value that stands for a Python scalar (a scalar input, a size)."""
+        return cls(value, python_type)
+
+    @classmethod
+    def constant(cls, value) -> Operand:
+        if isinstance(value, SymInt):
+            return cls.weak(IndexValue(Index.of(canonical(value)), INDEX_DTYPE), int)
+        if isinstance(value, (complex, np.complexfloating)):
+            raise Unsupported("complex scalars have no kernel type")
+        promotion = operand_dtype(value)
+        if isinstance(value, np.generic):
+            dtype = check_dtype(value.dtype)
+            return cls(Constant(value.item(), dtype), dtype)
+        return cls(None, promotion, scalar=value)
+
+    def as_dtype(self, dtype: np.dtype) -> Value:
+        if self.value is None:
+            return Constant(convert_scalar(self.scalar, dtype), dtype)
+        if self.value.dtype == dtype:
+            return self.value
+        if isinstance(self.value, Constant):
+            return Constant(convert_scalar(self.value.value, dtype), dtype)
+        if self.promotion is int and dtype.kind in "iu" and dtype != self.value.dtype:
+            # A Python int known only at run time, in a narrower integer loop: NumPy
+            # raises OverflowError for a value the dtype cannot hold, which C cannot.
+            raise Unsupported(f"a run-time Python int in a {dtype} loop")
+        return Call("cast", (self.value,), dtype)
+
+
+def convert_scalar(value, dtype: np.dtype):
+    """`value` converted to `dtype` as NumPy converts it, as a Python scalar."""
+    if dtype.kind == "b":
+        return bool(value)
+    if dtype.kind in "iu":
+        if isinstance(value, float):
+            raise Unsupported("a float constant in an integer loop")
+        bits = dtype.itemsize * 8
+        wrapped = int(value) % (1 << bits)  # np.where wraps out-of-range Python ints (NumPy < 2.5)
+        return wrapped - (1 << bits) if dtype.kind == "i" and wrapped >= 1 << (bits - 1) else wrapped
+    with np.errstate(all="ignore"):
+        return float(dtype.type(value))
+
+
+def canonical(size):
+    """A size with the ShapeEnv's learnt equalities applied (`s1` becomes `s0` once
+    `s0 == s1` was guarded), so that equal sizes compare equal structurally."""
+    return size + 0 if isinstance(size, SymInt) else size
+
+
+def same_size(left, right) -> bool:
+    return Index.of(canonical(left)) == Index.of(canonical(right))
+
+
+def is_one(size) -> bool:
+    """A size of 1 (a symbolic one that is 1 in the example: the meta rule that relied
+    on it guarded it), decided without recording a guard."""
+    if isinstance(size, SymInt):
+        return size.could_be_one() and size.hint == 1
+    return size == 1
+
+
+def same_shape(left: tuple, right: tuple) -> bool:
+    return len(left) == len(right) and all(same_size(a, b) for a, b in zip(left, right))
+
+
+# -- formulas ------------------------------------------------------------------------
+def typed_formula(expression, operands: dict[int, Operand]) -> Operand:
+    """The formula `expression` over Arg leaves bound to `operands`, typed
+    (NOTE(formula-typing))."""
+    if isinstance(expression, Arg):
+        return operands[expression.index]
+    if isinstance(expression, Const):
+        return Operand.constant(expression.value)
+    if not isinstance(expression, Expr):
+        return Operand.constant(expression)
+    args = [typed_formula(arg, operands) for arg in expression.args]
+    if expression.op == "cast":
+        dtype = check_dtype(dict(expression.params)["dtype"])
+        return Operand.strong(args[0].as_dtype(dtype))
+    if expression.op == "where":
+        return _typed_where(*args)
+    return _typed_ufunc(expression.op, args)
+
+
+def _typed_where(condition: Operand, left: Operand, right: Operand) -> Operand:
+    dtype = check_dtype(np.result_type(_stand_in(left.promotion), _stand_in(right.promotion)))
+    args = (condition.as_dtype(np.dtype(bool)), left.as_dtype(dtype), right.as_dtype(dtype))
+    return Operand.strong(Call("where", args, dtype))
+
+
+def _stand_in(promotion):
+    """What np.result_type promotes weakly for a Python scalar type."""
+    return promotion() if isinstance(promotion, type) else promotion
+
+
+def _typed_ufunc(op: str, args: list[Operand]) -> Operand:
+    ufunc = SCALAR_UFUNCS[op]
+    try:
+        loop = ufunc.resolve_dtypes(tuple(arg.promotion for arg in args) + (None,))
+    except (TypeError, ValueError) as error:
+        raise Unsupported(f"{op}: {error}") from None
+    inputs, result = loop[:-1], check_dtype(loop[-1])
+    for dtype in inputs:
+        check_dtype(dtype)
+    if op in COMPARISONS:
+        folded = _fold_out_of_range_comparison(op, args, inputs)
+        if folded is not None:
+            return Operand.strong(folded)
+    elif len(set(inputs)) > 1:
+        raise Unsupported(f"{op} with mixed loop dtypes {inputs}")
+    if op == "reciprocal" and result.kind in "iu":
+        raise Unsupported("integer reciprocal (NumPy's result at 0 depends on the dtype)")
+    values = tuple(arg.as_dtype(dtype) for arg, dtype in zip(args, inputs))
+    if op == "pow" and result.kind == "i" and not _never_negative(values[1]):
+        raise Unsupported("an integer power whose exponent may be negative (NumPy raises ValueError)")
+    return Operand.strong(Call(op, values, result))
+
+
+def _fold_out_of_range_comparison(op: str, args: list[Operand], inputs) -> Value | None:
+    for position, (arg, dtype) in enumerate(zip(args, inputs)):
+        scalar = arg.scalar
+        if arg.value is not None or type(scalar) is not int or dtype.kind not in "iu":
+            continue
+        info = np.iinfo(dtype)
+        if info.min <= scalar <= info.max:
+            return None
+        relation = op if position == 1 else COMPARISONS[op]  # as `array <relation> scalar`
+        above = scalar > info.max
+        answer = {"eq": False, "ne": True, "lt": above, "le": above, "gt": not above, "ge": not above}[relation]
+        return Constant(answer, np.dtype(bool))
+    return None
+
+
+def _never_negative(value: Value) -> bool:
+    if isinstance(value, Constant):
+        return value.value >= 0
+    if isinstance(value, Call) and value.op == "cast":
+        return value.args[0].dtype.kind in "bu"
+    return value.dtype.kind in "bu"
+
+
+# -- broadcasting and views ------------------------------------------------------------
+def broadcast_index(index: tuple, shape: tuple) -> tuple:
+    """The index into an operand of `shape` that broadcasts to the result `index` is in."""
+    lead = len(index) - len(shape)
+    return tuple(Index.const(0) if is_one(size) else index[lead + axis] for axis, size in enumerate(shape))
+
+
+def view_source_index(node, index: tuple) -> tuple:
+    """(source node, index into it) for the view `node` read at `index`."""
+    name = node.target.name
+    source = node.args[0]
+    if name == "broadcast_to":
+        return source, broadcast_index(index, source.meta.shape)
+    if name == "transpose":
+        axes = node.args[1] if len(node.args) > 1 else node.kwargs.get("axes")
+        perm = permutation(axes, source.meta.ndim)
+        result = [Index.const(0)] * source.meta.ndim
+        for position, axis in enumerate(perm):
+            result[axis] = index[position]
+        return source, tuple(result)
+    if name == "reshape":
+        return source, reshape_index(index, node.meta.shape, source.meta.shape)
+    if name == "getitem":
+        return source, getitem_index(index, source.meta.shape, node.args[1])
+    raise Unsupported(f"view {name}")
+
+
+def reshape_index(index: tuple, shape: tuple, source_shape: tuple) -> tuple:
+    """Index arithmetic of a C-order reshape: the sizes other than 1 of both shapes are
+    split into groups of equal product; within a group the result index is flattened and
+    unflattened into the source's (no division where a group is one source axis)."""
+    result = [Index.const(0)] * len(source_shape)
+    out_axes = [axis for axis, size in enumerate(shape) if not is_one(size)]
+    in_axes = [axis for axis, size in enumerate(source_shape) if not is_one(size)]
+    for out_group, in_group in _reshape_groups(shape, out_axes, source_shape, in_axes):
+        flat = Index.const(0)
+        for axis in out_group:
+            flat = flat * Index.of(canonical(shape[axis])) + index[axis]
+        after = Index.const(1)
+        for position, axis in enumerate(reversed(in_group)):
+            size = Index.of(canonical(source_shape[axis]))
+            part = flat.floordiv(after)
+            result[axis] = part if position == len(in_group) - 1 else part.mod(size)
+            after = after * size
+    return tuple(result)
+
+
+def _reshape_groups(shape, out_axes, source_shape, in_axes):
+    """Pairs (result axes, source axes) of equal size product, in order; one group of
+    everything when symbolic products never line up."""
+    groups, i, j = [], 0, 0
+    while i < len(out_axes) and j < len(in_axes):
+        out_group, in_group = [out_axes[i]], [in_axes[j]]
+        out_size, in_size = Index.of(canonical(shape[out_axes[i]])), Index.of(canonical(source_shape[in_axes[j]]))
+        i, j = i + 1, j + 1
+        while out_size != in_size:
+            grow_out = _hint(out_size, shape) < _hint(in_size, source_shape)
+            if grow_out and i < len(out_axes):
+                out_group.append(out_axes[i])
+                out_size = out_size * Index.of(canonical(shape[out_axes[i]]))
+                i += 1
+            elif not grow_out and j < len(in_axes):
+                in_group.append(in_axes[j])
+                in_size = in_size * Index.of(canonical(source_shape[in_axes[j]]))
+                j += 1
+            else:
+                return [(out_axes, in_axes)]
+        groups.append((out_group, in_group))
+    if i < len(out_axes) or j < len(in_axes):
+        return [(out_axes, in_axes)]
+    return groups
+
+
+def _hint(size: Index, shape: tuple) -> int:
+    """The example value of a product of sizes (symbols at their hints)."""
+    env = next((s.env for s in shape if isinstance(s, SymInt)), None)
+    hints = env.hints if env is not None else {}
+    mapping = {name: Index.const(hints.get(name, 2)) for name in size.names()}
+    return size.substitute(mapping).constant_value()
+
+
+def getitem_index(index: tuple, source_shape: tuple, key) -> tuple:
+    """Index arithmetic of basic indexing: integers pick, slices start and step, None adds
+    an axis (NOTE(index-items) in pyjit/ops/views.py)."""
+    items = expand_ellipsis(index_items(key), len(source_shape))
+    result, position, axis = [], 0, 0
+    for item in items:
+        kind = item_kind(item)
+        if kind == "newaxis":
+            position += 1
+        elif kind == "integer":
+            size = canonical(source_shape[axis])
+            result.append(Index.of(canonical(item + size if item < 0 else item)))
+            axis += 1
+        elif kind == "slice":
+            start, step = _slice_start_step(item, canonical(source_shape[axis]))
+            result.append(Index.of(start) + index[position] * step)
+            position, axis = position + 1, axis + 1
+        else:
+            raise Unsupported("advanced indexing")
+    return tuple(result) + tuple(index[position:])
+
+
+def _slice_start_step(item: slice, size):
+    """The first position a slice takes and its step, as slice.indices computes them
+    (comparisons of symbolic sizes repeat the guards the meta rule took)."""
+    step = 1 if item.step is None else item.step
+    start = item.start
+    if start is None:
+        return (0 if step > 0 else size - 1), step
+    if start < 0:
+        start = start + size
+        if start < 0:
+            start = 0 if step > 0 else -1
+    elif start >= size:
+        start = size if step > 0 else size - 1
+    return canonical(start), step
+
+
+# -- layouts -------------------------------------------------------------------------
+def contiguous_strides(shape: tuple) -> tuple:
+    """Element strides of a C-contiguous array of `shape`."""
+    strides, step = [], Index.const(1)
+    for size in reversed(shape):
+        strides.append(step)
+        step = step * Index.of(canonical(size))
+    return tuple(reversed(strides))
+
+
+def offset(strides: tuple, index: tuple) -> Index:
+    """The element offset of `index` in an array of element `strides`."""
+    total = Index.const(0)
+    for stride, position in zip(strides, index):
+        total = total + stride * position
+    return simplify(total)
+
+
+def is_array(node) -> bool:
+    return isinstance(getattr(node, "meta", None), TensorMeta)

@@ -1,0 +1,293 @@
+"""The glue that runs a scheduled graph (pyjit/codegen/scheduler.py), as Python source.
+
+NOTE(glue): the glue of a graph is one generated Python function taking the graph's
+inputs. In order, it
+  1. checks each input's type and dtype (exact `numpy.ndarray`, the dtype object NumPy
+     keeps for the example's dtype) and shape, binding size symbols from the shapes
+     (`s0 = x.shape[0]`) and checking every other occurrence and the graph's size
+     guards: anything unexpected (an autograd Tensor, a CuPy array, another dtype or
+     size) runs the graph module eagerly instead (`eager(...)`), which gives NumPy's
+     result or error, and the tape for tensors that require grad;
+  2. checks the layout each input was compiled for (NOTE(layouts)): a mismatch goes to
+     `variant(...)`, which runs (compiling it the first time) the variant for the
+     layouts at hand;
+  3. runs the steps: `numpy.empty` for each buffer a kernel writes, the kernel calls
+     (arrays, then sizes), eager calls of the nodes no kernel computes;
+  4. returns the graph's outputs in the graph's structure. A 0-d value that eager
+     execution holds as a NumPy scalar (`scalar_values`) is passed to eager ops and
+     returned as that scalar.
+Nothing else runs per call: the checks are attribute reads and tuple compares.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..graph import SymInt, TensorMeta
+from ..graph.node import Node, map_nodes
+from ..graph.printer import literal_text
+from .lowering import canonical, is_one
+from .scheduler import EagerStep, KernelStep, Schedule, reduction_parameters
+
+
+class GlueError(Exception):
+    """The graph cannot be run by generated glue (a size symbol no input shape gives)."""
+
+
+def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run") -> tuple[str, dict]:
+    """(Python source defining `name`, the names it reads besides the kernels `k_<kernel
+    name>`, `eager` and `variant`, which the caller adds)."""
+    return _Glue(schedule, layouts, name).write()
+
+
+def layout_of(array) -> str:
+    """"C" for a C-contiguous array, "strided" for any other (NOTE(layouts) in
+    pyjit/backends/inductor.py)."""
+    return "C" if array.flags.c_contiguous else "strided"
+
+
+class _Glue:
+    def __init__(self, schedule: Schedule, layouts: dict[str, str], name: str):
+        self.schedule = schedule
+        self.graph = schedule.graph
+        self.layouts = layouts
+        self.name = name
+        self.namespace: dict = {"ndarray": np.ndarray, "empty": np.empty, "asarray": np.asarray, "numpy": np}
+        self.lines: list[str] = []
+        self.bound: set[str] = set()
+        self.params = [schedule.names[node] for node in self.graph.placeholders]
+        self.scalars = scalar_values(self.graph)
+        self.eager_call = f"eager({', '.join(self.params)})"
+
+    def write(self) -> tuple[str, dict]:
+        self._check_inputs()
+        self._run_steps()
+        self._emit(f"return {self._output(self.graph.output_node.args[0])}")
+        head = f"def {self.name}({', '.join(self.params + ['*', '_layouts_checked=False'])}):"
+        return "\n".join([head] + self.lines) + "\n", self.namespace
+
+    def _emit(self, line: str, depth: int = 1) -> None:
+        self.lines.append("    " * depth + line)
+
+    def _refuse(self, condition: str, call: str | None = None) -> None:
+        self._emit(f"if {condition}:")
+        self._emit(f"return {call or self.eager_call}", 2)
+
+    def _global(self, value, hint: str) -> str:
+        for key, existing in self.namespace.items():
+            if existing is value and key.startswith(hint):
+                return key
+        key = f"{hint}{len(self.namespace)}"
+        self.namespace[key] = value
+        return key
+
+    # -- 1. and 2.: inputs ---------------------------------------------------------------
+    def _check_inputs(self) -> None:
+        later = []
+        for node, param in zip(self.graph.placeholders, self.params):
+            meta = node.meta
+            if not isinstance(meta, TensorMeta):
+                self._check_scalar(param, meta)
+                continue
+            dtype = self._global(np.dtype(meta.dtype), "dtype_")
+            # `is` is the fast path; equal dtypes that are not NumPy's cached object (from
+            # a pickle) compare equal; a byte-swapped dtype does not.
+            self._refuse(f"type({param}) is not ndarray or ({param}.dtype is not {dtype} and {param}.dtype != {dtype})")
+            later += self._check_shape(param, meta.shape)
+        for check in later:
+            self._refuse(check)
+        for guard in self.graph.shape_env.guards:
+            text = _guard_text(guard)
+            if not _symbols(guard) <= self.bound:
+                raise GlueError(f"the size guard {text} names a size no input axis gives")
+            self._refuse(f"not ({text})")
+        for name in sorted(set().union(*(k.kernel.sizes for k in self.schedule.steps if isinstance(k, KernelStep)))):
+            if not name.startswith("st_") and name not in self.bound:
+                raise GlueError(f"size {name} is not the size of any input axis")
+        self._check_nonempty_reductions()
+        for node, param in zip(self.graph.placeholders, self.params):
+            if isinstance(node.meta, TensorMeta):
+                self._check_layout(node, param)
+
+    def _check_scalar(self, param: str, meta) -> None:
+        if meta is int:
+            self._refuse(f"type({param}) is not int or not -9223372036854775808 <= {param} <= 9223372036854775807")
+        elif meta in (float, bool):
+            self._refuse(f"type({param}) is not {meta.__name__}")
+        array_name = f"{param}_array"
+        if array_name in self.schedule.buffers:
+            dtype = self._global(self.schedule.buffers[array_name].dtype, "dtype_")
+            self._emit(f"{array_name} = asarray({param}, {dtype})")
+
+    def _check_shape(self, param: str, shape: tuple) -> list[str]:
+        """Checks now, bindings of new symbols; the checks of sizes that are expressions
+        of symbols are returned, to run once every symbol is bound."""
+        if not any(isinstance(size, SymInt) for size in shape):
+            self._refuse(f"{param}.shape != {shape!r}")
+            return []
+        self._emit(f"shape_{param} = {param}.shape")
+        self._refuse(f"len(shape_{param}) != {len(shape)}")
+        later = []
+        for axis, original in enumerate(shape):
+            # Both the size as the input's meta has it and with the equalities learnt
+            # since (NOTE(symbolic-sizes)): kernels use the latter, guards either.
+            sizes = [original] if str(canonical(original)) == str(original) else [original, canonical(original)]
+            for size in sizes:
+                lone = isinstance(size, SymInt) and len(size.terms) == 1 and str(size) in size.symbols()
+                if lone and str(size) not in self.bound:
+                    self._emit(f"{size} = shape_{param}[{axis}]")
+                    self.bound.add(str(size))
+                    continue
+                text = size.python() if isinstance(size, SymInt) else str(size)
+                check = f"shape_{param}[{axis}] != {text}"
+                (self._refuse(check) if not isinstance(size, SymInt) or lone else later.append(check))
+        return later
+
+    def _check_nonempty_reductions(self) -> None:
+        """max, min, argmax and argmin of an empty axis raise in NumPy: with a symbolic
+        reduced size of 0 the graph runs eagerly (and raises there)."""
+        for node in self.graph.calls():
+            if getattr(node.target, "category", None) != "reduction" or \
+                    node.target.name not in ("max", "min", "argmax", "argmin"):
+                continue
+            x, axes, _ = reduction_parameters(node)
+            for axis in axes:
+                size = canonical(x.meta.shape[axis])
+                if isinstance(size, SymInt):
+                    self._refuse(f"{size.python()} == 0")
+
+    def _check_layout(self, node: Node, param: str) -> None:
+        meta = node.meta
+        if self.layouts.get(node.name, "C") == "C":
+            if any(isinstance(size, SymInt) for size in meta.shape):
+                condition = f"not {param}.flags.c_contiguous"
+            else:
+                strides = np.empty(0, meta.dtype).itemsize * np.array(
+                    [int(np.prod(meta.shape[axis + 1:], dtype=np.int64)) for axis in range(meta.ndim)], np.int64)
+                condition = f"{param}.strides != {tuple(int(stride) for stride in strides)!r}"
+            self._refuse(f"not _layouts_checked and {condition}", f"variant({', '.join(self.params)})")
+            return
+        itemsize = meta.dtype.itemsize
+        axes = [axis for axis, size in enumerate(meta.shape) if not is_one(size)]
+        if not axes:
+            return
+        self._emit(f"strides_{param} = {param}.strides")
+        self._refuse(" or ".join(f"strides_{param}[{axis}] % {itemsize}" for axis in axes))
+        for axis in axes:
+            self._emit(f"st_{node.name}_{axis} = strides_{param}[{axis}] // {itemsize}")
+
+    # -- 3.: steps ------------------------------------------------------------------------
+    def _run_steps(self) -> None:
+        allocated = set()
+        loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep)
+                  for name, param in zip(step.buffers, step.kernel.buffers) if not param.output}
+        for step in self.schedule.steps:
+            if isinstance(step, KernelStep):
+                for name, param in zip(step.buffers, step.kernel.buffers):
+                    if param.output and name not in allocated:
+                        allocated.add(name)
+                        self._emit(f"{name} = empty({self._shape(self.schedule.buffers[name].shape)}, "
+                                   f"{self._global(np.dtype(param.dtype), 'dtype_')})")
+                arguments = list(step.buffers) + list(step.kernel.sizes)
+                self._emit(f"k_{step.kernel.name}({', '.join(arguments)})")
+            elif isinstance(step, EagerStep):
+                node = step.node
+                name = self.schedule.names[node]
+                target = self._global(node.target, "op_")
+                args = [self._argument(arg) for arg in node.args]
+                args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
+                self._emit(f"{name} = {target}({', '.join(args)})")
+                if name in loaded:
+                    self._emit(f"{name} = asarray({name}, order='C')")
+
+    def _shape(self, shape: tuple) -> str:
+        items = [canonical(size).python() if isinstance(size, SymInt) else str(size) for size in shape]
+        return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+    def _argument(self, value) -> str:
+        if isinstance(value, Node):
+            if value not in self.schedule.names:
+                return self._global(value.target, "const_")
+            name = self.schedule.names[value]
+            buffer = self.schedule.buffers.get(name)
+            if buffer is not None and buffer.origin == "kernel" and value in self.scalars:
+                return f"{name}[()]"  # the NumPy scalar eager execution would hold
+            return name
+        if isinstance(value, SymInt):
+            return f"({canonical(value).python()})"
+        if type(value) in (tuple, list):
+            inner = ", ".join(self._argument(item) for item in value)
+            return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
+        if type(value) is dict:
+            return "{" + ", ".join(f"{key!r}: {self._argument(item)}" for key, item in value.items()) + "}"
+        if isinstance(value, slice):
+            return f"slice({self._argument(value.start)}, {self._argument(value.stop)}, {self._argument(value.step)})"
+        text = literal_text(value)
+        return text if text is not None else self._global(value, "const_")
+
+    # -- 4.: outputs ----------------------------------------------------------------------
+    def _output(self, value) -> str:
+        if type(value) in (tuple, list):
+            inner = ", ".join(self._output(item) for item in value)
+            return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
+        return self._argument(value)
+
+
+def scalar_values(graph) -> set[Node]:
+    """The 0-d values of `graph` that eager execution holds as NumPy scalars rather than
+    0-d arrays: what an op returns depends on what it is given (a ufunc or reduction
+    returns a scalar, astype keeps what it got, np.where makes an array), so each 0-d
+    call is asked of its op, given stand-ins of the right kinds, in graph order."""
+    scalars: set[Node] = set()
+
+    def stand_in(used: Node):
+        meta = used.meta
+        if not isinstance(meta, TensorMeta):
+            return used.target if used.kind == "constant" else meta(1)
+        dtype = np.dtype(meta.dtype)
+        if used in scalars:
+            return dtype.type(1)
+        shape = tuple(size.hint if isinstance(size, SymInt) else size for size in meta.shape)
+        return np.broadcast_to(np.ones((), dtype), shape)
+
+    for node in graph.calls():
+        if not isinstance(node.meta, TensorMeta) or node.meta.shape != ():
+            continue
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                args = _hinted(map_nodes(node.args, stand_in))
+                result = node.target(*args, **_hinted(map_nodes(node.kwargs, stand_in)))
+            except Exception:
+                continue
+        if isinstance(result, np.generic):
+            scalars.add(node)
+    return scalars
+
+
+def _hinted(structure):
+    """`structure` with each size symbol replaced by its example value."""
+    if isinstance(structure, SymInt):
+        return structure.hint
+    if type(structure) in (tuple, list):
+        return type(structure)(_hinted(item) for item in structure)
+    if type(structure) is dict:
+        return {key: _hinted(value) for key, value in structure.items()}
+    return structure
+
+
+def _symbols(guard) -> set[str]:
+    lhs = guard.lhs if isinstance(guard.lhs, SymInt) else guard.lhs.expr
+    return lhs.symbols() | (guard.rhs.symbols() if isinstance(guard.rhs, SymInt) else set())
+
+
+def _guard_text(guard) -> str:
+    lhs = guard.lhs
+    if isinstance(lhs, SymInt):
+        left = lhs.python()
+    else:  # a remainder guard: (expr) % n
+        left = f"({lhs.expr.python()}) % {lhs.modulus}"
+    right = guard.rhs.python() if isinstance(guard.rhs, SymInt) else str(guard.rhs)
+    return f"{left} {guard.relation} {right}"

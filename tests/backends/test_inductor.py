@@ -1,0 +1,297 @@
+"""pyjit/backends/inductor.py: compiled graphs give the eager backend's results, for
+every input they may be called with (NOTE(glue), NOTE(layouts))."""
+
+import logging
+
+import numpy as np
+import pytest
+
+import pyjit
+import pyjit.ops as ops
+from pyjit import logs
+from pyjit.backends import DEFAULT_BACKEND, list_backends, lookup_backend
+from pyjit.backends.inductor import compile_graphs
+from pyjit.codegen import build
+from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
+from pyjit.utils import counters
+
+F32 = np.float32
+
+
+def module(build_graph, *metas, shape_env=None):
+    graph = Graph(shape_env=shape_env)
+    inputs = [graph.placeholder(f"x{n}", meta) for n, meta in enumerate(metas)]
+    graph.output(build_graph(*inputs))
+    return GraphModule(graph)
+
+
+def inductor(graph_module, *examples):
+    return lookup_backend("inductor")(graph_module, list(examples))
+
+
+def chain(x):
+    return ops.add(ops.multiply(ops.sin(x), ops.cos(x)), ops.exp(ops.negative(ops.multiply(x, x))))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def test_inductor_is_registered_and_the_default():
+    assert "inductor" in list_backends()
+    assert DEFAULT_BACKEND == "inductor"
+
+
+def test_the_compiled_callable_equals_eager_and_shows_its_kernels(rng):
+    x = rng.standard_normal((64, 32)).astype(F32)
+    graph_module = module(chain, TensorMeta(x.shape, F32))
+    compiled = inductor(graph_module, x)
+    np.testing.assert_allclose(compiled(x), graph_module(x), rtol=1e-6, atol=1e-6)
+    assert compiled(x).dtype == F32
+    assert len(compiled.kernels) == 1 and compiled.allocations == 1
+    assert "void g0_kernel0(char *const *buffers, const int64_t *sizes)" in compiled.source
+    assert compiled.glue.startswith("def run(v_x0, *, _layouts_checked=False):")
+    with pytest.raises(TypeError):
+        compiled(x, x)  # as the graph module: one argument
+
+
+def test_inputs_it_was_not_compiled_for_run_eagerly(rng):
+    x = rng.standard_normal(8).astype(F32)
+    graph_module = module(chain, TensorMeta(x.shape, F32))
+    compiled = inductor(graph_module, x)
+    for other in (x.astype(np.float64), x.astype(">f4"), x[:4].copy(), x.reshape(2, 4), list(x)):
+        expected = graph_module(other)
+        actual = compiled(other)
+        assert type(actual) is type(expected) and np.shape(actual) == np.shape(expected)
+        np.testing.assert_array_equal(actual, expected)
+
+
+def test_equal_dtypes_that_are_not_numpys_cached_objects_are_compiled_inputs(rng):
+    import pickle
+
+    x = rng.standard_normal(8).astype(F32)
+    graph_module = module(chain, TensorMeta(x.shape, F32))
+    compiled = inductor(graph_module, x)
+    unpickled = pickle.loads(pickle.dumps(x))
+    assert unpickled.dtype is not x.dtype
+    eager_calls = []
+    compiled.__globals__["eager"] = lambda *args: eager_calls.append(args)
+    np.testing.assert_allclose(compiled(unpickled), graph_module(x), rtol=1e-6)
+    assert eager_calls == []
+
+
+def test_autograd_tensors_take_the_tape_path(rng):
+    x = rng.standard_normal(5)
+    graph_module = module(lambda v: ops.sum(chain(v)), TensorMeta(x.shape, np.float64))
+    compiled = inductor(graph_module, x)
+    tensor = pyjit.tensor(x, requires_grad=True)
+    result = compiled(tensor)
+    assert isinstance(result, pyjit.Tensor) and result.requires_grad
+    result.backward()
+    expected = np.cos(2 * x) - 2 * x * np.exp(-x * x)
+    np.testing.assert_allclose(tensor.grad.numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["F", "every-other", "reversed", "broadcast"])
+def test_other_layouts_run_a_variant_compiled_for_them(rng, layout):
+    x = rng.standard_normal((6, 8)).astype(F32)
+    w = rng.standard_normal(8).astype(F32)
+    graph_module = module(lambda a, b: ops.softmax(ops.multiply(chain(a), b)), TensorMeta(x.shape, F32),
+                          TensorMeta(w.shape, F32))
+    compiled = inductor(graph_module, x, w)
+    other = {"F": np.asfortranarray(x), "every-other": np.repeat(x, 2, axis=1)[:, ::2],
+             "reversed": x[::-1], "broadcast": np.broadcast_to(x[:1], x.shape)}[layout]
+    assert not other.flags.c_contiguous
+    np.testing.assert_allclose(compiled(other, w), graph_module(other, w), rtol=1e-5, atol=1e-6)
+    compiles = counters["inductor"]["graphs"]
+    compiled(other, w)
+    assert counters["inductor"]["graphs"] == compiles  # the variant is kept
+
+
+def test_a_graph_compiled_for_strided_inputs_takes_contiguous_ones_too(rng):
+    x = rng.standard_normal((5, 8))[:, ::2]
+    graph_module = module(chain, TensorMeta(x.shape, np.float64))
+    compiled = inductor(graph_module, x)
+    assert "st_x0_1" in compiled.kernels[0].sizes
+    contiguous = np.ascontiguousarray(x)
+    graphs = counters["inductor"]["graphs"]
+    np.testing.assert_allclose(compiled(contiguous), graph_module(contiguous), rtol=1e-14)
+    assert counters["inductor"]["graphs"] == graphs  # no variant needed
+
+
+def test_symbolic_sizes_compile_once_for_every_size(rng):
+    env = ShapeEnv()
+    rows = env.create_symbol(5)
+    graph_module = module(lambda a, b: ops.layer_norm(a, (16,), b, None), TensorMeta((rows, 16), F32),
+                          TensorMeta((16,), F32), shape_env=env)
+    compiled = inductor(graph_module, rng.standard_normal((5, 16)).astype(F32), np.ones(16, F32))
+    assert compiled.kernels[0].sizes == ("s0",)
+    compiles = counters["inductor"]["compiles"] + counters["inductor"]["disk_hits"]
+    for size in (5, 2, 300, 1, 0):
+        x = rng.standard_normal((size, 16)).astype(F32)
+        w = rng.standard_normal(16).astype(F32)
+        actual, expected = compiled(x, w), graph_module(x, w)
+        assert actual.shape == expected.shape == (size, 16)
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+    assert counters["inductor"]["compiles"] + counters["inductor"]["disk_hits"] == compiles
+
+
+@pytest.mark.parametrize("kind", ["sum", "prod", "max", "min", "any", "all"])
+def test_reductions_over_leading_axes_are_numpys_to_the_bit(kind, rng):
+    x = rng.uniform(0.8, 1.25, (300, 7, 40)).astype(F32)
+    x[5, 3, 7] = np.nan if kind in ("max", "min") else x[5, 3, 7]
+    x[:, 2, 9] = 0.0
+    for axis in (0, 1, (0, 1)):
+        graph_module = module(lambda a: getattr(ops, kind)(a, axis=axis), TensorMeta(x.shape, F32))
+        compiled = inductor(graph_module, x)
+        assert compiled.kernels[0].body[0].parallel  # the columnar form
+        actual, expected = compiled(x), graph_module(x)
+        assert actual.dtype == expected.dtype
+        np.testing.assert_array_equal(actual, expected)  # NumPy's own order: row after row
+
+
+def test_a_size_used_as_a_number_is_passed_to_the_kernel():
+    env = ShapeEnv()
+    size = env.create_symbol(4)
+    graph_module = module(lambda a, b: ops.add(b, size), TensorMeta((size,), F32), TensorMeta((3,), F32),
+                          shape_env=env)
+    compiled = inductor(graph_module, np.ones(4, F32), np.zeros(3, F32))
+    np.testing.assert_array_equal(compiled(np.ones(9, F32), np.zeros(3, F32)), np.full(3, 9, F32))
+
+
+def test_a_symbolic_reduced_size_of_zero_raises_what_numpy_raises():
+    env = ShapeEnv()
+    size = env.create_symbol(4)
+    graph_module = module(lambda a: ops.max(a, axis=1), TensorMeta((3, size), F32), shape_env=env)
+    compiled = inductor(graph_module, np.ones((3, 4), F32))
+    np.testing.assert_array_equal(compiled(np.ones((3, 7), F32)), np.ones(3, F32))
+    with pytest.raises(ValueError, match="zero-size array"):
+        compiled(np.ones((3, 0), F32))
+
+
+def test_size_guards_are_checked():
+    env = ShapeEnv()
+    size = env.create_symbol(6)
+    graph = Graph(shape_env=env)
+    x = graph.placeholder("x", TensorMeta((size,), F32))
+    assert size >= 5  # recorded as a guard
+    graph.output(ops.sin(x))
+    graph_module = GraphModule(graph)
+    compiled = inductor(graph_module, np.ones(6, F32))
+    assert "if not (s0 >= 5):" in compiled.glue
+    np.testing.assert_allclose(compiled(np.ones(3, F32)), np.sin(np.ones(3, F32)))
+
+
+def test_python_scalar_inputs_are_weak_as_in_numpy(rng):
+    x = rng.standard_normal(10).astype(F32)
+    graph = Graph()
+    array, scale, shift, flag = (graph.placeholder("x", TensorMeta(x.shape, F32)), graph.placeholder("a", float),
+                                 graph.placeholder("b", int), graph.placeholder("c", bool))
+    graph.output(ops.where(flag, ops.add(ops.multiply(array, scale), shift), array))
+    graph_module = GraphModule(graph)
+    compiled = inductor(graph_module, x, 0.5, 2, True)
+    assert compiled.kernels
+    for args in ((x, 0.1, 3, True), (x, -2.5, -7, False)):
+        actual, expected = compiled(*args), graph_module(*args)
+        assert actual.dtype == expected.dtype == F32
+        np.testing.assert_array_equal(actual, expected)
+    np.testing.assert_array_equal(compiled(x, 1, 2, True), graph_module(x, 1, 2, True))  # an int for a float
+
+
+def test_a_python_int_input_in_a_narrower_integer_loop_runs_eagerly():
+    graph = Graph()
+    array, shift = graph.placeholder("x", TensorMeta((3,), np.int8)), graph.placeholder("b", int)
+    graph.output(ops.add(ops.multiply(array, 2), shift))
+    graph_module = GraphModule(graph)
+    compiled = inductor(graph_module, np.ones(3, np.int8), 1)
+    np.testing.assert_array_equal(compiled(np.ones(3, np.int8), 5), np.full(3, 7, np.int8))
+    with pytest.raises(OverflowError):  # NumPy's answer, which a kernel would have wrapped
+        compiled(np.ones(3, np.int8), 300)
+
+
+def test_zero_dimensional_results_are_what_numpy_returns(rng):
+    x = rng.standard_normal(7)
+    graph_module = module(lambda a: (ops.sum(a), ops.where(ops.greater(ops.max(a), 0), ops.min(a), 1.0),
+                                     ops.astype(ops.sum(a), F32)), TensorMeta(x.shape, np.float64))
+    compiled = inductor(graph_module, x)
+    for actual, expected in zip(compiled(x), graph_module(x)):
+        assert type(actual) is type(expected)
+        np.testing.assert_allclose(actual, expected, rtol=1e-14)
+
+
+def test_outputs_keep_the_graphs_structure_views_and_inputs(rng):
+    x = rng.standard_normal((3, 4))
+    graph_module = module(lambda a: [ops.transpose(ops.exp(a)), a, (ops.broadcast_to(a, (2, 3, 4)), 1.5)],
+                          TensorMeta(x.shape, np.float64))
+    compiled = inductor(graph_module, x)
+    transposed, same, (broadcast, literal) = compiled(x)
+    np.testing.assert_allclose(transposed, np.exp(x).T, rtol=1e-15)
+    assert not transposed.flags.c_contiguous  # a NumPy view, as eager gives
+    assert same is x and literal == 1.5
+    assert broadcast.base is not None and not broadcast.flags.writeable
+
+
+def test_matmul_and_other_eager_ops_mix_with_kernels(rng):
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((5, 3))
+    graph_module = module(lambda p, q: ops.softmax(ops.concatenate([ops.matmul(p, q), ops.tanh(ops.matmul(p, q))])),
+                          TensorMeta(a.shape, np.float64), TensorMeta(b.shape, np.float64))
+    compiled = inductor(graph_module, a, b)
+    np.testing.assert_allclose(compiled(a, b), graph_module(a, b), rtol=1e-13)
+
+
+def test_without_a_compiler_the_graph_runs_eagerly_with_a_warning(monkeypatch, rng):
+    def no_compiler(source):
+        raise build.CompilerUnavailable("no C compiler found")
+
+    monkeypatch.setattr(build, "load", no_compiler)
+    monkeypatch.setattr("pyjit.backends.inductor._warned_no_compiler", False)
+    x = rng.standard_normal(4)
+    graph_module = module(chain, TensorMeta(x.shape, np.float64))
+    with pytest.warns(UserWarning, match="no C compiler found; the inductor backend runs graphs eagerly"):
+        compiled = inductor(graph_module, x)
+    assert compiled is graph_module
+
+
+def test_a_build_error_is_reported_and_the_graph_runs_eagerly(monkeypatch, rng):
+    def broken(source):
+        raise build.BuildError("the C compiler failed")
+
+    monkeypatch.setattr(build, "load", broken)
+    graph_module = module(chain, TensorMeta((4,), np.float64))
+    with pytest.warns(UserWarning, match="failed to compile"):
+        assert inductor(graph_module, np.ones(4)) is graph_module
+
+
+def test_a_failure_while_scheduling_warns_and_runs_eagerly(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a scheduler bug")
+
+    monkeypatch.setattr("pyjit.backends.inductor.schedule", broken)
+    graph_module = module(chain, TensorMeta((4,), np.float64))
+    with pytest.warns(UserWarning, match="failed on graph forward and runs it eagerly.*a scheduler bug"):
+        assert inductor(graph_module, np.ones(4)) is graph_module
+
+
+def test_graphs_without_kernel_work_are_the_graph_module():
+    graph_module = module(lambda a, b: ops.matmul(a, b), TensorMeta((2, 2), F32), TensorMeta((2, 2), F32))
+    assert inductor(graph_module, np.ones((2, 2), F32), np.ones((2, 2), F32)) is graph_module
+
+
+def test_several_graphs_compile_into_one_library(rng):
+    modules = [module(chain, TensorMeta((4,), F32)), module(lambda a: ops.softmax(a), TensorMeta((2, 3), F32))]
+    first, second = compile_graphs([(modules[0], [np.ones(4, F32)]), (modules[1], [np.ones((2, 3), F32)])])
+    library = first.__globals__["k_g0_kernel0"].library
+    assert second.__globals__["k_g1_kernel0"].library is library
+
+
+def test_output_code_logs_the_generated_c_and_glue(capsys):
+    logs.set_logs(output_code=True)
+    try:
+        inductor(module(chain, TensorMeta((4,), F32)), np.ones(4, F32))
+    finally:
+        logs.set_logs()
+    err = capsys.readouterr().err
+    assert "[pyjit.output_code] graph forward" in err
+    assert "void g0_kernel0(" in err and "def run(" in err
+    assert not logging.getLogger("pyjit.output_code").isEnabledFor(logging.DEBUG)

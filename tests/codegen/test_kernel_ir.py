@@ -1,0 +1,157 @@
+"""pyjit/codegen/kernel_ir.py: index polynomials, typed values, statements, listings."""
+
+import numpy as np
+import pytest
+
+from pyjit.codegen.kernel_ir import (BufferParam, Call, Constant, Dim, FloorDiv, Index, Kernel, Load, Loop, Mod, Reduce,
+                                     Store, Var, collapse_loops, format_kernel, keep_reduced_values, simplify,
+                                     walk_values)
+from pyjit.graph import ShapeEnv
+
+F32 = np.dtype(np.float32)
+
+
+def name(text):
+    return Index.name(text)
+
+
+def test_index_arithmetic_normalizes_polynomials():
+    i, s = name("i0"), name("s0")
+    assert (i * s + 3) - (s * i) == Index.const(3)
+    assert (i + 1) * (i - 1) == i * i - 1
+    assert str(4 * i * s + 2 * i - 7) == "-7 + 2*i0 + 4*i0*s0"
+    assert Index.const(5) == 5 and hash(i + 0) == hash(i)
+    assert (i * 0).constant_value() == 0 and (i + 1).constant_value() is None
+
+
+def test_an_index_from_a_symbolic_size_keeps_symbol_names_and_divides_exactly():
+    env = ShapeEnv()
+    s0 = env.create_symbol(4)
+    assert Index.of(s0 * 3 + 1) == 3 * name("s0") + 1
+    half = Index.of((s0 * 2) // 4)  # s0/2: a rational coefficient
+    assert half == name("s0").floordiv(2)
+    assert Index.of(7) == 7
+
+
+def test_floordiv_and_mod_simplify_what_they_can():
+    i = name("i0")
+    assert (4 * i + 8).floordiv(4) == i + 2
+    assert (4 * i).mod(4) == 0
+    assert i.floordiv(1) == i and i.mod(1) == 0
+    assert Index.const(17).floordiv(5) == 3 and Index.const(17).mod(5) == 2
+    atom = (i + 1).floordiv(name("s0"))
+    assert atom == Index({(FloorDiv(i + 1, name("s0")),): 1})
+    assert isinstance(next(iter(i.mod(3).terms))[0], Mod)
+
+
+def test_coefficient_finds_linear_terms_only():
+    i, j, s = name("i0"), name("i1"), name("s1")
+    index = i * s + j * 4 + 2
+    assert index.coefficient("i0") == s and index.coefficient("i1") == 4
+    assert index.coefficient("i2") == 0
+    assert (i * i).coefficient("i0") is None
+    assert (i.floordiv(3) + i).coefficient("i0") is None  # i0 inside a division atom
+
+
+def test_substitute_reaches_into_division_atoms():
+    i = name("i0")
+    index = (i + 2).floordiv(name("s0")) + i
+    assert index.substitute({"i0": Index.const(3), "s0": Index.const(2)}) == Index.const(5)
+    assert index.names() == {"i0", "s0"}
+
+
+def test_values_compare_structurally_and_constants_by_representation():
+    load = Load("x", name("i0"), F32)
+    assert Load("x", name("i0"), F32) == load and hash(Load("x", name("i0"), F32)) == hash(load)
+    assert Call("exp", (load,), F32) == Call("exp", (Load("x", name("i0"), F32),), F32)
+    assert Constant(0.0, F32) != Constant(-0.0, F32)
+    assert Constant(1, np.dtype(np.int64)) != Constant(1.0, F32)
+
+
+def test_hashing_a_deeply_shared_value_is_linear():
+    value = Load("x", Index.const(0), F32)
+    for _ in range(200):  # 2**200 paths through the tree: hashing must not walk them
+        value = Call("mul", (value, value), F32)
+    assert hash(value) == hash(value)
+    assert len(walk_values(value)) == 201
+
+
+def test_format_kernel_lists_loops_reductions_and_stores():
+    x = Load("x", name("i0") * 8 + name("r1"), F32)
+    kernel = Kernel("k", (BufferParam("x", F32, False), BufferParam("y", F32, True)), ("s0",), (
+        Loop((Dim("i0", name("s0")),), (
+            Reduce("acc", "sum", F32, x, (Dim("r1", Index.const(8)),)),
+            Store("y", name("i0"), Var("acc", F32)),
+        ), parallel=True),))
+    assert format_kernel(kernel) == (
+        "kernel k(in x: float32, out y: float32; sizes: s0)\n"
+        "    parallel for i0 < s0:\n"
+        "        acc = sum[float32] over r1 < 8: x[8*i0 + r1]\n"
+        "        y[i0] = acc")
+    assert [type(statement).__name__ for statement in kernel.statements()] == ["Loop", "Reduce", "Store"]
+
+
+@pytest.mark.parametrize("value", [Constant(1.5, F32), Var("a", F32)])
+def test_leaves_print_themselves(value):
+    assert str(value) in ("1.5", "a")
+
+
+def test_simplify_undoes_flattening_then_unflattening():
+    i, size = Index.name("i0"), Index.name("s0")
+    assert simplify(i.floordiv(size) * size + i.mod(size)) == i
+    assert simplify(3 * i.floordiv(4) * 4 + 3 * i.mod(4) + 1) == 3 * i + 1
+
+
+def loop_over(stride_pairs, extents):
+    """A Loop over dims i0, i1, ... of `extents` storing y[...] = x[...] for each
+    (y strides, x strides) pair, collapsed."""
+    dims = tuple(Dim(f"i{n}", Index.const(e)) for n, e in enumerate(extents))
+
+    def at(strides):
+        return sum((Index.name(f"i{n}") * s for n, s in enumerate(strides)), Index.const(0))
+    body = tuple(Store("y", at(out), Load("x", at(source), F32)) for out, source in stride_pairs)
+    return collapse_loops(dims, body, parallel=True)
+
+
+def test_collapse_merges_dims_that_every_index_steps_through_as_one():
+    (loop,) = loop_over([((12, 4, 1), (12, 4, 1))], (2, 3, 4))  # contiguous: one loop
+    assert [dim.extent for dim in loop.dims] == [24]
+    assert loop.body[0].index == Index.name("i2") and loop.body[0].value.index == Index.name("i2")
+    (loop,) = loop_over([((12, 4, 1), (0, 0, 1))], (2, 3, 4))  # broadcast over the two outer dims
+    assert [dim.extent for dim in loop.dims] == [6, 4]
+    (loop,) = loop_over([((12, 4, 1), (1, 2, 6))], (2, 3, 4))  # a transposed read: nothing merges
+    assert len(loop.dims) == 3
+
+
+def test_collapse_reaches_reductions_inside_loops():
+    value = Load("x", Index.name("i0") * 12 + Index.name("r1") * 4 + Index.name("r2"), F32)
+    reduce = Reduce("acc", "sum", F32, value, (Dim("r1", Index.const(3)), Dim("r2", Index.const(4))))
+    (loop,) = collapse_loops((Dim("i0", Index.const(5)),), (reduce, Store("y", Index.name("i0"), Var("acc", F32))),
+                             parallel=True)
+    assert [dim.extent for dim in loop.body[0].dims] == [12]
+    assert loop.body[0].value.index == Index.name("i0") * 12 + Index.name("r2")
+
+
+def row_kernel(op: str, extent: int = 8):
+    """for i0 < 4: s = sum over the row of op(x); y[row] = op(x) / s."""
+    row = (Dim("r1", Index.const(extent)),)
+    value = Call(op, (Load("x", Index.name("i0") * extent + Index.name("r1"), F32),), F32)
+    store = Store("y", Index.name("i0") * extent + Index.name("r1"), Call("div", (value, Var("s", F32)), F32))
+    loop = Loop((Dim("i0", Index.const(4)),), (Reduce("s", "sum", F32, value, row), Loop(row, (store,))), parallel=True)
+    return Kernel("k", (BufferParam("x", F32, False), BufferParam("y", F32, True)), (), (keep_reduced_values(loop),))
+
+
+def test_an_expensive_row_value_is_kept_by_the_reduction_for_the_loop_after_it():
+    assert format_kernel(row_kernel("exp")).splitlines()[1:] == [
+        "    parallel for i0 < 4:",
+        "        kept0 = scratch[float32](8)",
+        "        s = sum[float32] over r1 < 8: exp(x[8*i0 + r1])",
+        "            and kept0[r1] = exp(x[8*i0 + r1])",
+        "        for r1 < 8:",
+        "            y[8*i0 + r1] = div(kept0[r1], s)"]
+
+
+def test_cheap_or_long_rows_are_recomputed():
+    assert "scratch" not in format_kernel(row_kernel("neg"))
+    assert "scratch" not in format_kernel(row_kernel("exp", extent=1 << 20))
+

@@ -1,0 +1,88 @@
+"""pyjit/codegen/wrapper.py: the generated glue (NOTE(glue)). These tests read the glue's
+source; tests/backends/test_inductor.py runs it."""
+
+import numpy as np
+import pytest
+
+import pyjit.ops as ops
+from pyjit.codegen.scheduler import schedule
+from pyjit.codegen.wrapper import GlueError, glue_source, layout_of, scalar_values
+from pyjit.graph import Graph, ShapeEnv, TensorMeta
+
+F32 = np.float32
+
+
+def glue(build, *metas, layouts=None, shape_env=None):
+    graph = Graph(shape_env=shape_env)
+    inputs = [graph.placeholder(f"x{n}", meta) for n, meta in enumerate(metas)]
+    graph.output(build(*inputs))
+    return glue_source(schedule(graph, layouts), layouts or {})[0]
+
+
+def test_static_inputs_are_checked_by_type_dtype_shape_and_strides():
+    text = glue(lambda x: ops.sin(x), TensorMeta((3, 4), F32))
+    assert "if type(v_x0) is not ndarray or (v_x0.dtype is not dtype_4 and v_x0.dtype != dtype_4):" in text
+    assert "if v_x0.shape != (3, 4):" in text
+    assert "if not _layouts_checked and v_x0.strides != (16, 4):\n        return variant(v_x0)" in text
+    assert "buf0 = empty((3, 4), dtype_4)" in text and "k_kernel0(v_x0, buf0)" in text
+
+
+def test_symbols_are_bound_from_the_first_axis_that_has_them_and_checked_elsewhere():
+    env = ShapeEnv()
+    s0 = env.create_symbol(5)
+    text = glue(lambda x, y: ops.add(x, y), TensorMeta((s0, 3), F32), TensorMeta((s0, 3), F32), shape_env=env)
+    assert "s0 = shape_v_x0[0]" in text
+    assert "if shape_v_x1[0] != s0:" in text
+    assert "if not _layouts_checked and not v_x0.flags.c_contiguous:" in text  # symbolic: the flag
+    assert "k_kernel0(v_x0, v_x1, buf0, s0)" in text
+
+
+def test_size_guards_and_compound_sizes_are_checked_after_binding():
+    env = ShapeEnv()
+    s0 = env.create_symbol(4)
+    assert s0 > 3
+    text = glue(lambda x, y: ops.add(ops.reshape(x, (2 * s0,)), y), TensorMeta((s0, 2), F32),
+                TensorMeta((2 * s0,), F32), shape_env=env)
+    assert text.index("s0 = shape_v_x0[0]") < text.index("if shape_v_x1[0] != 2*s0:") < text.index("if not (s0 > 3):")
+
+
+def test_strided_inputs_bind_their_element_strides():
+    text = glue(lambda x: ops.exp(x), TensorMeta((3, 4), np.float64), layouts={"x0": "strided"})
+    assert "if strides_v_x0[0] % 8 or strides_v_x0[1] % 8:" in text
+    assert "st_x0_1 = strides_v_x0[1] // 8" in text
+    assert "variant(" not in text
+
+
+def test_a_symbol_no_input_gives_cannot_have_glue():
+    env = ShapeEnv()
+    graph = Graph(shape_env=env)
+    x = graph.placeholder("x", TensorMeta((4,), F32))
+    graph.output(ops.add(x, env.create_symbol(3)))  # a size used as a number: a kernel parameter
+    scheduled = schedule(graph)
+    assert scheduled.kernels[0].sizes == ("s0",)
+    with pytest.raises(GlueError, match="s0"):
+        glue_source(scheduled, {})
+
+
+def test_python_scalar_inputs_are_type_checked_and_made_0d_arrays():
+    graph = Graph()
+    x, scale = graph.placeholder("x", TensorMeta((3,), F32)), graph.placeholder("a", float)
+    graph.output(ops.multiply(x, scale))
+    text = glue_source(schedule(graph), {})[0]
+    assert "if type(v_a) is not float:" in text
+    assert "v_a_array = asarray(v_a, dtype_" in text
+
+
+def test_scalar_values_follow_what_each_op_returns():
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((3,), np.float64))
+    total = ops.sum(x)  # a NumPy scalar
+    as_array = ops.where(ops.greater(total, 0), total, 1.0)  # np.where: a 0-d array
+    kept = ops.astype(total, F32)  # astype keeps what it is given: a scalar
+    graph.output((total, as_array, kept))
+    assert scalar_values(graph) == {total, kept, graph.calls()[1]}  # the comparison is a scalar too
+
+
+def test_layouts_are_c_or_strided():
+    x = np.ones((3, 4))
+    assert layout_of(x) == "C" and layout_of(x.T) == "strided" and layout_of(x[:, ::2]) == "strided"
