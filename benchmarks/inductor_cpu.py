@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+import pyjit
 import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends import lookup_backend
@@ -187,6 +188,7 @@ WARM_START = """
 import time
 start = time.perf_counter()
 import numpy as np
+import pyjit
 import pyjit.ops as ops
 from pyjit import config
 from pyjit.backends import lookup_backend
@@ -215,8 +217,9 @@ def compile_times() -> dict:
             cold = time.perf_counter() - start
         finally:
             config.cache_dir = previous
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        # The child imports the pyjit this process imported (installed, or a source tree).
+        package_parent = os.path.dirname(os.path.dirname(pyjit.__file__))
+        environment = dict(os.environ, PYTHONPATH=package_parent)
         started = time.perf_counter()
         output = subprocess.run([sys.executable, "-c", WARM_START.format(cache=cache)], capture_output=True,
                                 text=True, check=True, env=environment).stdout.split()

@@ -74,8 +74,8 @@ def run_with_environment(value: str) -> subprocess.CompletedProcess:
     code = ("import pyjit\nfrom pyjit import logs\n"
             "print(sorted(name for name in logs.LOG_NAMES if logs.enabled(name)))\n"
             "logs.get_logger('graph_breaks').debug('a break')\n")
-    root = Path(__file__).resolve().parents[1]
-    environment = dict(os.environ, PYJIT_LOGS=value, PYTHONPATH=str(root))
+    # The child imports the pyjit this test imported: installed, or the source tree.
+    environment = dict(os.environ, PYJIT_LOGS=value, PYTHONPATH=str(Path(pyjit.__file__).parents[1]))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
 
 

@@ -233,11 +233,25 @@ def _load_cached(directory: str, key: str) -> _C.KernelLibrary | None:
     if record.split()[:1] != [hashlib.sha256(binary).hexdigest().encode()]:
         return None
     try:
-        library = _C.KernelLibrary(path)
+        library = _open(path)
     except OSError:
         return None
     counters["inductor"]["disk_hits"] += 1
     return library
+
+
+def _open(path: str) -> _C.KernelLibrary:
+    """dlopen `path`, with OpenMP's idle threads told to sleep rather than spin.
+
+    NOTE(omp-wait-policy): libgomp reads OMP_WAIT_POLICY once, when the first kernel
+    library pulls it in. Its default lets idle team threads spin, and on a machine
+    where another process holds a core a spinning or descheduled team member stalls
+    every later parallel region by a scheduler time slice: kernels of 0.1 ms took
+    8 ms on this 2-core machine while tests ran beside them (benchmarks/inductor_cpu.py
+    --quick). Sleeping threads cost a futex wake-up per region instead. A user's own
+    setting is kept."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    return _C.KernelLibrary(path)
 
 
 def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
@@ -263,7 +277,7 @@ def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.K
         _remove(temporary)
     _write_atomic(f"{library_path}.sha256", f"{digest}  {key}.so\n".encode())
     try:
-        return _C.KernelLibrary(library_path)
+        return _open(library_path)
     except OSError as error:
         raise BuildError(f"the library built from {source_path} does not load: {error}") from None
 
@@ -388,7 +402,7 @@ def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str
 def _probe_runs(path: str) -> bool:
     out = np.zeros(4)
     try:
-        _C.KernelLibrary(path).kernel("pyjit_probe", 1, 1)(out, out.size)
+        _open(path).kernel("pyjit_probe", 1, 1)(out, out.size)
     except (OSError, AttributeError):
         return False
     return bool(np.allclose(out, np.exp(np.arange(4.0))))

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import pyjit
 from pyjit import config
 from pyjit.codegen import build
 from pyjit.exc import PyjitError
@@ -30,7 +31,8 @@ void shift(char *const *buffers, const int64_t *sizes) {
   for (int64_t i = 0; i < sizes[0]; ++i) out[i] = x[i] + OFFSET;
 }
 """
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Children import the pyjit this test imported: the installed one, or the source tree under PYTHONPATH.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(pyjit.__file__))
 
 
 def source(offset):
@@ -126,7 +128,7 @@ def test_a_second_process_loads_from_disk_without_the_compiler(use_cache, tmp_pa
         print(json.dumps({{"counters": dict(counters["inductor"]), "out": out.tolist(),
                           "load_ms": 1e3 * (loaded - imported), "import_ms": 1e3 * (imported - start)}}))
     """)
-    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": ROOT}
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT}
     result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=environment,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
@@ -300,3 +302,22 @@ def test_a_corrupt_toolchain_record_costs_a_probe_not_a_wrong_key(use_cache, mon
     assert offset_of(build.load(source(1))) == 1.0
     assert inductor_counts() == {"compiles": 0, "disk_hits": 1, "compiler_probes": 1}
     assert json.loads(record.read_text()) == expected
+
+
+@pytest.mark.parametrize("policy", [None, "active"])
+def test_openmp_threads_sleep_when_idle_unless_the_user_says_otherwise(tmp_path, policy):
+    """NOTE(omp-wait-policy): set before libgomp is loaded, which is a child's first load."""
+    child = textwrap.dedent(f"""
+        import os
+        from pyjit.codegen import build
+        build.load({source(2)!r})
+        print(os.environ.get("OMP_WAIT_POLICY"))
+    """)
+    environment = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    environment |= {"PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT}
+    if policy is not None:
+        environment["OMP_WAIT_POLICY"] = policy
+    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=environment,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [policy or "passive"]
