@@ -3,22 +3,55 @@
 from pyjit import _C, autograd, config, nn, optim, utils
 from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
                             randn, tensor, zeros)
-from pyjit.backends import list_backends, register_backend
+from pyjit import frontend as _frontend
+from pyjit.backends import DEFAULT_BACKEND, list_backends, lookup_backend, register_backend
+from pyjit.frontend import disable, graph_break
 from pyjit.logs import set_logs
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "config", "enable_grad", "from_numpy",
-           "list_backends", "manual_seed", "nn", "no_grad", "ones", "optim", "rand", "randn", "register_backend",
-           "reset", "set_logs", "tensor", "utils", "zeros"]
+__all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
+           "enable_grad", "from_numpy", "graph_break", "list_backends", "manual_seed", "nn", "no_grad", "ones",
+           "optim", "optimize", "rand", "randn", "register_backend", "reset", "set_logs", "tensor", "utils", "zeros"]
 
 
 def reset():
     """Forget every compiled entry and skip mark; guarded objects are released."""
     _C.reset()
+    _frontend.reset()
 
 
 def cache_entries(fn):
     """The cache of `fn`'s code, most recently hit first: [(guard text, transformed code)]."""
     code = getattr(fn, "__wrapped__", fn).__code__
     return [(str(guard), transformed) for guard, transformed in _C.cache_entries(code)]
+
+
+def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, mode=None, options=None,
+            disable=False):
+    """Compile `fn` (a decorator, with or without arguments): its NumPy code is captured
+    into graphs that `backend` compiles, guarded and cached per input kind. `mode` and
+    `options` go to the backend when its compiler function takes them."""
+    return _frontend.compile(fn, compiler=_compiler(backend, mode, options), fullgraph=fullgraph, dynamic=dynamic,
+                             disable=disable)
+
+
+def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):
+    """Capture every frame started inside `with pyjit.optimize(backend):`, or inside each
+    call of a function it decorates; `nopython=True` is fullgraph."""
+    return _frontend.optimize(_compiler(backend, None, None), nopython=nopython, dynamic=dynamic)
+
+
+def _compiler(backend, mode, options):
+    import functools
+    import inspect
+
+    compiler = lookup_backend(backend)
+    given = {name: value for name, value in (("mode", mode), ("options", options)) if value is not None}
+    if given:
+        try:
+            parameters = inspect.signature(compiler).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        given = {name: value for name, value in given.items() if name in parameters}
+    return functools.partial(compiler, **given) if given else compiler

@@ -11,3 +11,8 @@ class LintError(PyjitError):
 
 class InvalidBackend(PyjitError):
     """No backend is registered (or installed through an entry point) under that name."""
+
+
+class Unsupported(PyjitError):
+    """`fullgraph=True` (or `optimize(nopython=True)`) met code it cannot capture whole;
+    the message gives the break reason, the user's file:line and a hint."""

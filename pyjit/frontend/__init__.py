@@ -2,11 +2,15 @@
 built on them, and (later) the symbolic interpreter that turns Python frames into
 graphs, guards and resume functions."""
 
+from .breaks import BreakReason
 from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
+from .convert import reset
+from .entry import compile, disable, graph_break, optimize
 from .guards import ArrayGuard, DimChange, GuardSet, changed_dims
 from .sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource, ItemSource,
                       KwDefaultSource, LocalSource, Source)
 
-__all__ = ["ArrayGuard", "AttrSource", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource", "DimChange",
-           "ExceptHandler", "FreeVar", "GlobalSource", "GuardSet", "Instr", "ItemSource", "KwDefaultSource", "Label",
-           "LocalSource", "Source", "assemble", "changed_dims", "decode"]
+__all__ = ["ArrayGuard", "AttrSource", "BreakReason", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource",
+           "DimChange", "ExceptHandler", "FreeVar", "GlobalSource", "GuardSet", "Instr", "ItemSource",
+           "KwDefaultSource", "Label", "LocalSource", "Source", "assemble", "changed_dims", "compile", "decode",
+           "disable", "graph_break", "optimize", "reset"]

@@ -717,3 +717,35 @@ def _stack_size(ops, opargs, targets, handlers, sources) -> int:
     # The deepest point is where some instruction starts: a path's last instruction
     # (a return, raise or jump) does not leave more than it found.
     return max(depth for depth in depth_at if depth is not None)
+
+
+# ------------------------------------------- what the interpreter and code emission need
+# (NOTE(bytecode-versions): the symbolic interpreter's handlers and the code it emits
+# read these instead of the version.)
+
+NULL_BEFORE_CALLABLE = _VERSION < (3, 13)
+"""Where the NULL of a call goes: below the callable on 3.11 and 3.12 (PUSH_NULL before
+it; LOAD_GLOBAL and method loads push NULL first), above it on 3.13 (`callable,
+self_or_null`). A method load pushes `method, self` on every version."""
+
+
+def compare_op(oparg: int) -> str:
+    """The operator (`<`, `==`, ...) of a COMPARE_OP oparg: the index is the whole oparg
+    on 3.11, oparg >> 4 on 3.12 and oparg >> 5 on 3.13 (bit 4 asks for a bool result)."""
+    return dis.cmp_op[oparg >> (0 if _VERSION < (3, 12) else 4 if _VERSION < (3, 13) else 5)]
+
+
+def name_arg(name: str, opname: str, flags: int = 0):
+    """The `Instr` argument of a name instruction: `(name, flags)` where the version
+    keeps flag bits in the oparg (LOAD_GLOBAL; LOAD_ATTR on 3.12+), else the name."""
+    return (name, flags) if opname in _FLAG_BITS else name
+
+
+def call_instructions(load_callable: list, arguments: list[list], loc: dis.Positions | None = None) -> list:
+    """Instructions calling what `load_callable` pushes with the values each list in
+    `arguments` pushes, positionally, leaving the result on the stack."""
+    null = [Instr("PUSH_NULL", loc=loc)]
+    head = null + load_callable if NULL_BEFORE_CALLABLE else load_callable + null
+    loads = [instr for argument in arguments for instr in argument]
+    precall = [Instr("PRECALL", len(arguments), loc=loc)] if "PRECALL" in _OPCODES else []
+    return head + loads + precall + [Instr("CALL", len(arguments), loc=loc)]

@@ -1,0 +1,304 @@
+"""Attribute reads and calls on symbolic values: NumPy functions and ndarray methods to
+registry entries, the builtins the interpreter knows, constants folded in Python.
+
+NOTE(numpy-calls): a call of a NumPy function is bound against NumPy's own signature
+first (so `np.mean(x, 0)` means axis=0 as NumPy says), then passed to the registry
+entry positionally in the entry's parameter order. An argument NumPy names and the
+entry has no parameter for (`dtype=`, `out=`, `where=`) makes the frame unsupported,
+never silently dropped (unless it is None where NumPy's default is None). The leading
+data parameters may be named differently (`a` in NumPy, `x` in the entry); option
+parameters (`axis`, `keepdims`, ...) must match by name. Ufuncs take their `nin`
+arrays positionally and keywords as given. An ndarray method `x.name(*args)` is
+`np.name(x, *args)`, except `reshape` and `transpose`, which also take their sizes or
+axes unpacked.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..autograd.methods import FORWARDED
+from ..ops import REGISTRY
+from .breaks import Break
+from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue, Value,
+                     is_constant, python_value, registry_entry)
+
+# Parameters that choose how an op works, as opposed to the data it works on.
+_OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
+                      "decimals", "mode", "copy", "device", "kind", "correction", "mean", "subok", "shape",
+                      "indices", "axis1", "axis2", "a_min", "a_max", "min", "max"})
+# ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
+ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
+                          if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
+# ndarray attributes read from the meta, which the array guard covers.
+_META_ATTRIBUTES = {
+    "shape": lambda meta: tuple(meta.shape), "ndim": lambda meta: meta.ndim, "dtype": lambda meta: meta.dtype,
+    "size": lambda meta: meta.numel, "itemsize": lambda meta: meta.dtype.itemsize,
+    "nbytes": lambda meta: meta.numel * meta.dtype.itemsize,
+}
+
+
+def load_attr(tracer, obj: Value, name: str) -> Value:
+    """`obj.name`."""
+    source = obj.source.attr(name) if obj.source is not None else None
+    if isinstance(obj, ArrayValue):
+        return _array_attr(tracer, obj, name)
+    if isinstance(obj, ModuleValue):
+        if not hasattr(obj.module, name):
+            raise Break("user_error", f"module {obj.module.__name__!r} has no attribute {name!r}")
+        return tracer.wrap(getattr(obj.module, name), source)
+    if isinstance(obj, ObjectValue) and source is not None:
+        return tracer.wrap(_plain_attribute(obj.value, name), source)
+    if isinstance(obj, ConstantValue) and not callable(getattr(type(obj.value), name, None)):
+        return ConstantValue(_fold(getattr, obj.value, name))
+    raise Break("unsupported", f"attribute {name!r} of a {type(obj).__name__} is not modelled")
+
+
+def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
+    meta = obj.node.meta
+    if name in _META_ATTRIBUTES:
+        return ConstantValue(_META_ATTRIBUTES[name](meta))
+    if name == "T":
+        return tracer.call_op(REGISTRY["transpose"], (obj,), {})
+    if name in ARRAY_METHODS:
+        return CallableValue("method", name, self=obj)
+    raise Break("unsupported", f"ndarray attribute {name!r} is not modelled")
+
+
+def _plain_attribute(value: Any, name: str) -> Any:
+    """`value.name` when reading it runs no user code: an instance attribute, or a class
+    attribute that is no descriptor (a property or method would run or bind code)."""
+    kind = type(value)
+    if kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__"):
+        raise Break("unsupported", f"{kind.__name__} customises attribute access: reading {name!r} runs code")
+    try:
+        found = inspect.getattr_static(value, name)
+    except AttributeError:
+        raise Break("user_error", f"{type(value).__name__!r} object has no attribute {name!r}") from None
+    instance_dict = getattr(value, "__dict__", {})
+    if name in instance_dict and instance_dict[name] is found:
+        return found
+    if hasattr(type(found), "__get__"):
+        raise Break("unsupported", f"{type(value).__name__}.{name} is a {type(found).__name__}: reading it runs code",
+                    hint="methods and properties of user objects are inlined once inlining exists")
+    return found
+
+
+# -- calls ------------------------------------------------------------------------------------
+def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if isinstance(fn, CallableValue):
+        if fn.kind == "numpy":
+            return _call_numpy(tracer, registry_entry(fn.target), fn.target, args, kwargs)
+        if fn.kind == "method":
+            return _call_method(tracer, fn.self, fn.target, args, kwargs)
+        if fn.kind == "builtin":
+            return _call_builtin(tracer, fn.target, args, kwargs)
+        raise Break("graph_break", "pyjit.graph_break() was called", hint="remove it to capture the function whole")
+    callee = getattr(fn, "value", getattr(fn, "module", fn))
+    name = getattr(callee, "__qualname__", type(callee).__name__)
+    raise Break("unsupported", f"call to {name}", hint="only NumPy functions in pyjit's op registry, ndarray "
+                "methods and a few builtins are captured; user functions are inlined in a later version")
+
+
+def _call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if isinstance(function, np.ufunc):
+        if len(args) > function.nin:
+            raise Break("unsupported", f"numpy.{function.__name__} with an out argument")
+        return tracer.call_op(entry, tuple(args), kwargs)
+    return tracer.call_op(entry, *_bind(entry, function, args, kwargs))
+
+
+def _bind(entry, function, args: list, kwargs: dict) -> tuple[tuple, dict]:
+    """NOTE(numpy-calls): the call as the registry entry's positional arguments."""
+    numpy_params, entry_params = _parameters(function), _parameters(entry)
+    if numpy_params is None or entry_params is None:
+        return tuple(args), kwargs
+    try:
+        bound = numpy_params.bind(*args, **kwargs).arguments
+    except TypeError as error:
+        raise Break("user_error", f"{entry.name}: {error}") from None
+    names = list(numpy_params.parameters)
+    entry_names = [name for name in entry_params.parameters if name != "xp"]
+    values = {}
+    for position, name in enumerate(names):
+        if name not in bound or _is_default(bound[name], numpy_params.parameters[name]):
+            continue
+        target = name if name in entry_names else None
+        if target is None and position < len(entry_names) and name not in _OPTIONS \
+                and entry_names[position] not in _OPTIONS:
+            target = entry_names[position]
+        if target is None:
+            raise Break("unsupported", f"numpy.{entry.name}'s argument {name}= is not captured",
+                        hint="the op registry does not model it (docs/ops.md, 'Out of scope')")
+        values[target] = bound[name]
+    positional = []
+    for name in entry_names:
+        if name in values:
+            positional.append(values.pop(name))
+        elif not values:
+            break
+        else:
+            default = entry_params.parameters[name].default
+            if default is inspect.Parameter.empty:
+                raise Break("user_error", f"{entry.name}: missing argument {name!r}")
+            positional.append(ConstantValue(default))
+    return tuple(positional), {}
+
+
+def _is_default(value: Value, parameter: inspect.Parameter) -> bool:
+    """An argument given as None where None is NumPy's default (`out=None`) asks for nothing."""
+    return isinstance(value, ConstantValue) and value.value is None and parameter.default is None
+
+
+@functools.cache
+def _parameters(fn) -> inspect.Signature | None:
+    """The signature of a NumPy function or a registry entry's implementation; None when
+    it has none or takes *args/**kwargs (then the call passes through as written)."""
+    target = getattr(fn, "impl", None) or getattr(fn, "decomposition", None) or fn
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    kinds = {parameter.kind for parameter in signature.parameters.values()}
+    if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
+        return None
+    return signature
+
+
+def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    entry = REGISTRY[FORWARDED.get(name, name)]
+    if name in ("reshape", "transpose"):
+        if kwargs:
+            raise Break("unsupported", f"ndarray.{name} with keyword arguments")
+        if len(args) == 1 and not (isinstance(args[0], ConstantValue) and isinstance(args[0].value, int)
+                                   and name == "transpose"):
+            packed = args[0]
+        else:
+            packed = SequenceValue(tuple, list(args)) if args else ConstantValue(None)
+        return tracer.call_op(entry, (array, packed), {})
+    return _call_numpy(tracer, entry, getattr(np, name, None), [array, *args], kwargs)
+
+
+# -- builtins ---------------------------------------------------------------------------------
+def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if fn is builtins.len and len(args) == 1 and not kwargs:
+        return ConstantValue(_length(args[0]))
+    if fn is builtins.abs and len(args) == 1 and isinstance(args[0], ArrayValue):
+        return tracer.call_op(REGISTRY["abs"], tuple(args), kwargs)
+    if fn is builtins.isinstance and len(args) == 2 and is_constant(args[1]):
+        return ConstantValue(_isinstance(args[0], python_value(args[1])))
+    if fn in (builtins.tuple, builtins.list) and len(args) == 1 and isinstance(args[0], SequenceValue):
+        return SequenceValue(fn, list(args[0].items))
+    if any(isinstance(arg, ArrayValue) for arg in (*args, *kwargs.values())):
+        raise Break("data_dependent", f"{fn.__name__}() of an array needs its values",
+                    hint="keep the computation in NumPy functions")
+    if not all(map(is_constant, (*args, *kwargs.values()))):
+        raise Break("unsupported", f"{fn.__name__}() of a value that is not a constant")
+    return ConstantValue(_fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
+
+
+def _length(value: Value) -> Any:
+    if isinstance(value, ArrayValue):
+        if value.node.meta.ndim == 0:
+            raise Break("user_error", "len() of unsized object")
+        return value.node.meta.shape[0]
+    if isinstance(value, SequenceValue):
+        return len(value.items)
+    if is_constant(value):
+        return _fold(len, python_value(value))
+    raise Break("unsupported", f"len() of a {type(value).__name__}")
+
+
+def _isinstance(value: Value, classes) -> bool:
+    if isinstance(value, ArrayValue):
+        return _fold(issubclass, np.ndarray, classes)  # the array guard checks the exact type
+    if isinstance(value, SequenceValue):
+        return _fold(issubclass, value.kind, classes)
+    if isinstance(value, (ObjectValue, ModuleValue)):  # the exact type is guarded
+        return _fold(isinstance, getattr(value, "value", getattr(value, "module", None)), classes)
+    if value is NULL or not is_constant(value):
+        raise Break("unsupported", f"isinstance() of a {type(value).__name__}")
+    return _fold(isinstance, python_value(value), classes)
+
+
+def _fold(fn, *args, **kwargs) -> Any:
+    """`fn(*args)` on constants at trace time; an error the code would raise is the user's."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as error:
+        raise Break("user_error", f"{type(error).__name__}: {error}") from error
+
+
+# -- operators --------------------------------------------------------------------------------
+# Python operator -> registry entry for arrays (NumPy's meaning of the operator).
+ARRAY_OPERATORS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "floor_divide", "%": "mod",
+                   "**": "power", "@": "matmul", "<": "less", "<=": "less_equal", "==": "equal",
+                   "!=": "not_equal", ">": "greater", ">=": "greater_equal"}
+# On bool arrays the bitwise operators are the logical ones.
+_BOOL_OPERATORS = {"&": "logical_and", "|": "logical_or", "^": "logical_xor"}
+PYTHON_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+                    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+                    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+                    ">>": operator.rshift, "<": operator.lt, "<=": operator.le, "==": operator.eq,
+                    "!=": operator.ne, ">": operator.gt, ">=": operator.ge}
+
+
+def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
+    """`left <symbol> right` for a binary or comparison operator (not in place)."""
+    if isinstance(left, ArrayValue) or isinstance(right, ArrayValue):
+        name = ARRAY_OPERATORS.get(symbol)
+        if name is None and symbol in _BOOL_OPERATORS and _all_bool(left, right):
+            name = _BOOL_OPERATORS[symbol]
+        if name is None:
+            raise Break("unsupported", f"operator {symbol} on arrays of these dtypes is not in the op registry")
+        return tracer.call_op(REGISTRY[name], (left, right), {})
+    if isinstance(left, SequenceValue) and isinstance(right, SequenceValue) and symbol == "+" \
+            and left.kind is right.kind:
+        return SequenceValue(left.kind, left.items + right.items)
+    if is_constant(left) and is_constant(right):
+        return ConstantValue(_fold(PYTHON_OPERATORS[symbol], python_value(left), python_value(right)))
+    raise Break("unsupported", f"operator {symbol} on a {type(left).__name__} and a {type(right).__name__}")
+
+
+def _all_bool(*values: Value) -> bool:
+    for value in values:
+        if isinstance(value, ArrayValue):
+            if value.node.meta.dtype != np.bool_:
+                return False
+        elif not (isinstance(value, ConstantValue) and type(value.value) is bool):
+            return False
+    return True
+
+
+def subscript(tracer, container: Value, index: Value) -> Value:
+    """`container[index]`."""
+    if isinstance(container, ArrayValue):
+        from ..ops.views import is_basic
+
+        arg = tracer.as_arg(index)
+        _refuse_symbolic_slices(arg)
+        entry = REGISTRY["getitem" if is_basic(arg) else "index"]
+        return tracer.call_op(entry, (container, index), {})
+    if isinstance(container, SequenceValue) and isinstance(index, ConstantValue):
+        if isinstance(index.value, slice):
+            return SequenceValue(container.kind, _fold(operator.getitem, container.items, index.value))
+        if isinstance(index.value, int):
+            return _fold(operator.getitem, container.items, index.value)
+    if isinstance(container, ConstantValue) and isinstance(index, ConstantValue):
+        return ConstantValue(_fold(operator.getitem, container.value, index.value))
+    raise Break("unsupported", f"indexing a {type(container).__name__} with a {type(index).__name__}")
+
+
+def _refuse_symbolic_slices(index: Any) -> None:
+    items = index if type(index) is tuple else (index,)
+    for item in items:
+        if type(item) is slice and any(not isinstance(part, (int, type(None))) for part in
+                                       (item.start, item.stop, item.step)):
+            raise Break("unsupported", "a slice bound that is a symbolic size",
+                        hint="mark the size static with dynamic=False")

@@ -1,0 +1,265 @@
+"""The symbolic interpreter: runs a frame's bytecode on symbolic values, recording the
+array operations into a graph and what it relied on into guards.
+
+NOTE(symbolic-interpreter): `Tracer(frame, ...)` walks the decoded instructions of the
+frame's code from the top, each through its one handler (pyjit/frontend/opcodes.py),
+on a stack and locals of values (NOTE(value-kinds)). Arguments, globals, closure cells
+and what is read from them are *wrapped* when first loaded: an array becomes a graph
+placeholder with an array guard, a constant a constant guard, a module an identity
+guard, any other object a type guard (NOTE(guard-policy)). Nothing that is never loaded
+is guarded, so an unused argument never causes a recompile. A handler that meets what
+it cannot model raises `Break` (NOTE(break-reasons)); RETURN_VALUE ends the walk with
+the returned value, from which pyjit/frontend/output.py builds the graph's output and
+the transformed code.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from ..autograd import Tensor
+from ..graph import Graph, Node, TensorMeta
+from ..source import SourceLoc
+from .breaks import Break
+from .bytecode import Instr, Label, decode
+from .guards import GuardSet
+from .opcodes import HANDLERS, unhandled_reason
+from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
+from .values import (ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
+                     SUPPORTED_BUILTINS, Value, registry_entry)
+
+# Python values a graph may bake in, checked by value (NOTE(constant-guards) in guards.py).
+_SCALARS = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic)
+# NumPy dtypes a graph input may have: numbers and bools (the registry's dtypes).
+_ARRAY_KINDS = frozenset("biufc")
+
+
+class Tracer:
+    """The state of one symbolic run of a frame (NOTE(symbolic-interpreter)).
+
+    `dynamic_dims` is the set of (source, dim) the recompile policy made symbolic;
+    `dynamic` is compile's `dynamic=` (None: automatic, True: every size >= 2 symbolic,
+    False: every size static)."""
+
+    def __init__(self, frame, dynamic_dims: frozenset = frozenset(), dynamic: bool | None = None):
+        self.frame = frame
+        self.code: types.CodeType = frame.f_code
+        self.bytecode = decode(self.code)
+        self.graph = Graph()
+        self.guards = GuardSet(frame.f_globals)
+        self.dynamic_dims, self.dynamic = dynamic_dims, dynamic
+        self.stack: list[Value] = []
+        self.locals: dict[str, Value] = {}
+        self.kw_names: tuple[str, ...] = ()
+        self.inputs: list[tuple[Source, Any, Node]] = []  # graph inputs: source, example, placeholder
+        self._input_of: dict[Source, ArrayValue] = {}
+        self.loc: SourceLoc | None = None
+        self.first_op_instr: Instr | None = None  # where the transformed code's call points
+        self.instr: Instr | None = None
+        self.returned: Value | None = None
+        self.jump_to: Label | None = None
+        slots = self.code.co_argcount + self.code.co_kwonlyargcount
+        slots += bool(self.code.co_flags & 0x04) + bool(self.code.co_flags & 0x08)  # *args, **kwargs
+        self.arguments = {name: slot for slot, name in enumerate(self.code.co_varnames[:slots])}
+
+    # -- the walk ---------------------------------------------------------------------------
+    def run(self) -> Value:
+        """Interpret until RETURN; raises Break where the code cannot be captured. A jump
+        handler sets `jump_to` (a label): only forward jumps are handled, so the walk
+        always ends."""
+        instructions = self.bytecode.instructions
+        label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
+        index = 0
+        while index < len(instructions):
+            instr = instructions[index]
+            index += 1
+            if isinstance(instr, Label):
+                continue
+            self.instr = instr
+            if instr.loc is not None and instr.loc.lineno is not None:
+                self.loc = SourceLoc(self.code.co_filename, instr.loc.lineno)
+            handler = HANDLERS.get(instr.name)
+            if handler is None:
+                raise unhandled_reason(instr.name)
+            handler(self, instr)
+            if self.returned is not None:
+                return self.returned
+            if self.jump_to is not None:
+                index, self.jump_to = label_at[id(self.jump_to)], None
+        raise Break("unsupported", "control ran off the end of the instructions")
+
+    def push(self, value: Value) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> Value:
+        return self.stack.pop()
+
+    def popn(self, count: int) -> list[Value]:
+        if count == 0:
+            return []
+        values = self.stack[-count:]
+        del self.stack[-count:]
+        return values
+
+    # -- reading the frame --------------------------------------------------------------------
+    def load_local(self, name: str) -> Value:
+        value = self.locals.get(name)
+        if value is None:
+            slot = self.arguments.get(name)
+            if slot is None:
+                raise Break("user_error", f"local variable {name!r} is read before it is assigned")
+            value = self.locals[name] = self.wrap(self.frame.args[slot], LocalSource(slot, name))
+        return value
+
+    def load_global(self, name: str) -> Value:
+        if name in self.frame.f_globals:
+            return self.wrap(self.frame.f_globals[name], GlobalSource(name))
+        if name in self.frame.f_builtins:
+            return self.wrap(self.frame.f_builtins[name], BuiltinSource(name))
+        raise Break("user_error", f"name {name!r} is not defined")
+
+    def load_closure(self, name: str) -> Value:
+        if name in self.code.co_freevars:
+            index = self.code.co_freevars.index(name)
+            try:
+                contents = self.frame.f_func.__closure__[index].cell_contents
+            except ValueError:
+                raise Break("user_error", f"free variable {name!r} is read before it is assigned") from None
+            return self.wrap(contents, ClosureSource(index, name))
+        return self.load_local(name)  # a cell of this frame: an argument an inner function captures
+
+    # -- wrapping (NOTE(guard-policy)) --------------------------------------------------------
+    def wrap(self, value: Any, source: Source) -> Value:
+        """The value for `value`, read from `source`, with the guards that what it becomes
+        relies on.
+
+        NOTE(guard-policy): an array (an exact `numpy.ndarray` of a numeric or bool dtype)
+        becomes a graph input guarded by type, dtype and shape; sizes are static unless
+        the recompile policy or `dynamic=True` made them symbolic; strides are not
+        guarded (every backend takes any layout: NOTE(layouts) in pyjit/backends/inductor.py).
+        Scalars, slices, ranges, dtypes and NumPy scalars are constants guarded by value;
+        tuples and lists by type and length, their items in turn; modules, functions,
+        classes and the builtins the interpreter calls by identity; other objects by
+        exact type (attributes read from them are guarded in turn)."""
+        if type(value) is np.ndarray:
+            if value.dtype.kind not in _ARRAY_KINDS:
+                raise Break("unsupported", f"{source} is an array of dtype {value.dtype}, which no graph op takes")
+            return self.array_input(value, source)
+        if isinstance(value, _SCALARS) or (isinstance(value, type) and issubclass(value, np.generic)):
+            self.guards.constant(source, value)
+            return ConstantValue(value, source)
+        if type(value) in (tuple, list):
+            self.guards.type(source, type(value))
+            self.guards.length(source, len(value))
+            return SequenceValue(type(value), [self.wrap(item, source.item(i)) for i, item in enumerate(value)],
+                                 source)
+        return self._wrap_object(value, source)
+
+    def _wrap_object(self, value: Any, source: Source) -> Value:
+        if isinstance(value, types.ModuleType):
+            self.guards.identity(source, value)
+            return ModuleValue(value, source)
+        entry = registry_entry(value)
+        if entry is not None:
+            self.guards.identity(source, value)
+            return CallableValue("numpy", value, source=source)
+        if _is_graph_break(value):
+            self.guards.identity(source, value)
+            return CallableValue("graph_break", value, source=source)
+        if isinstance(value, types.BuiltinFunctionType) or isinstance(value, type):
+            self.guards.identity(source, value)
+            if value in SUPPORTED_BUILTINS:
+                return CallableValue("builtin", value, source=source)
+            return ConstantValue(value, source) if isinstance(value, type) else ObjectValue(value, source)
+        if isinstance(value, (types.FunctionType, types.MethodType)):
+            self.guards.constant(source, value)
+            return ObjectValue(value, source)
+        if isinstance(value, (np.ndarray, Tensor)) or hasattr(value, "__array_function__"):
+            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray inputs are captured "
+                        "so far", hint="pyjit.Tensor capture comes with graph breaks and resume functions")
+        self.guards.type(source, type(value))
+        return ObjectValue(value, source)
+
+    def array_input(self, example: np.ndarray, source: Source) -> ArrayValue:
+        known = self._input_of.get(source)
+        if known is not None:
+            return known
+        shape = tuple(self._size(source, dim, size) for dim, size in enumerate(example.shape))
+        meta = TensorMeta(shape, example.dtype)
+        with self.graph.at(self.loc):
+            node = self.graph.placeholder(str(source), meta)  # the graph makes it a name
+        # Inputs are met as the code reads them; placeholders come first in a graph.
+        self.graph.nodes.remove(node)
+        self.graph.nodes.insert(len(self.inputs), node)
+        self.guards.array(source, example, shape)
+        self.inputs.append((source, example, node))
+        value = self._input_of[source] = ArrayValue(node, source)
+        return value
+
+    def _size(self, source: Source, dim: int, size: int):
+        symbolic = self.dynamic if self.dynamic is not None else (source, dim) in self.dynamic_dims
+        if symbolic and size >= 2:
+            return self.graph.shape_env.create_symbol(size, f"{source}.shape[{dim}]")
+        return size
+
+    # -- recording ops --------------------------------------------------------------------------
+    def call_op(self, entry, args: tuple, kwargs: dict) -> Value:
+        """Record `entry(*args, **kwargs)`; arguments are values."""
+        node_args = tuple(self.as_arg(arg) for arg in args)
+        node_kwargs = {name: self.as_arg(arg) for name, arg in kwargs.items()}
+        if not _has_node((node_args, node_kwargs)):
+            raise Break("unsupported", f"pyjit.ops.{entry.name} called on no array: the result would be computed "
+                        "at trace time", hint="array creation from constants is not captured yet")
+        try:
+            with self.graph.at(self.loc):
+                result = entry(*node_args, **node_kwargs)
+        except NotImplementedError as error:  # what the registry does not model (docs/ops.md)
+            raise Break("unsupported", f"{entry.name}: {error}") from error
+        except Exception as error:  # the meta rules raise NumPy's errors for bad arguments
+            raise Break("user_error", f"{entry.name}: {type(error).__name__}: {error}") from error
+        if self.first_op_instr is None:
+            self.first_op_instr = self.instr
+        return self.wrap_result(result)
+
+    def wrap_result(self, result: Any) -> Value:
+        if isinstance(result, Node):
+            return ArrayValue(result)
+        if type(result) in (tuple, list):
+            return SequenceValue(type(result), [self.wrap_result(item) for item in result])
+        return ConstantValue(result)
+
+    def as_arg(self, value: Value) -> Any:
+        """What a graph call takes for `value`: a node, a constant, or a tuple/list of them."""
+        if isinstance(value, ArrayValue):
+            return value.node
+        if isinstance(value, ConstantValue):
+            return value.value
+        if isinstance(value, SequenceValue):
+            return value.kind(self.as_arg(item) for item in value.items)
+        raise Break("unsupported", f"a {_describe(value)} cannot be an argument of a graph op")
+
+
+def _has_node(structure: Any) -> bool:
+    if isinstance(structure, Node):
+        return True
+    if type(structure) in (tuple, list):
+        return any(map(_has_node, structure))
+    if type(structure) is dict:
+        return any(map(_has_node, structure.values()))
+    return False
+
+
+def _describe(value: Value) -> str:
+    for field in ("value", "module", "target"):
+        if hasattr(value, field):
+            return f"{type(value).__name__} ({type(getattr(value, field)).__name__})"
+    return type(value).__name__
+
+
+def _is_graph_break(value: Any) -> bool:
+    from .entry import graph_break
+
+    return value is graph_break

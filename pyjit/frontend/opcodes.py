@@ -1,0 +1,440 @@
+"""The opcode table: one handler per opcode, and every other opcode with the reason it
+is not handled (yet).
+
+NOTE(opcode-table): `@handler("NAME", since=, until=)` registers a handler for the
+running interpreter when its version lies in the range (inclusive, (major, minor)), and
+then the opcode must exist in the running interpreter (not a pseudo-instruction) and
+have no handler yet. `UNHANDLED` names each opcode no handler takes, with its kind:
+"break" (the interpreter stops there; for now the frame is skipped,
+NOTE(skip-for-now), and with resume functions it becomes a graph break) or "skip" (code
+that is never captured: generator, coroutine, module and class bodies, which the frame
+hook never hands over). `NOT_IN_CODE` lists what never appears in a decoded code
+object. A test requires every opcode of the running interpreter to be in exactly one of
+the three. Handlers never read the Python version: what differs is data in
+pyjit/frontend/bytecode.py (NOTE(bytecode-versions)).
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+from typing import Callable
+
+from ..ops import REGISTRY
+from .breaks import Break
+from .bytecode import NULL_BEFORE_CALLABLE, compare_op
+from .calls import binary, call, load_attr, subscript
+from .values import NULL, ArrayValue, ConstantValue, SequenceValue, is_constant, python_value
+
+HANDLERS: dict[str, Callable] = {}
+# The opcodes a code object can contain (pseudo-instructions are numbered from 256).
+OPCODES = frozenset(name for name, number in dis.opmap.items() if number < 256)
+
+
+def handler(*names: str, since: tuple[int, int] | None = None, until: tuple[int, int] | None = None):
+    """Register the decorated `fn(tracer, instr)` for `names` (NOTE(opcode-table))."""
+    def register(fn: Callable) -> Callable:
+        version = sys.version_info[:2]
+        if (since is not None and version < since) or (until is not None and version > until):
+            return fn
+        for name in names:
+            if name not in OPCODES:
+                raise ValueError(f"{name} is not an opcode of Python {version[0]}.{version[1]}")
+            if name in HANDLERS:
+                raise ValueError(f"{name} has two handlers")
+            HANDLERS[name] = fn
+        return fn
+    return register
+
+
+# -- locals, constants, the stack ----------------------------------------------------------------
+@handler("RESUME", "NOP", "COPY_FREE_VARS", "MAKE_CELL")
+@handler("PRECALL", until=(3, 11))
+def _nothing(tracer, instr):
+    """The prologue (cells and free variables are read through sources) and no-ops."""
+
+
+@handler("LOAD_FAST")
+@handler("LOAD_FAST_CHECK", since=(3, 12))
+def _load_fast(tracer, instr):
+    tracer.push(tracer.load_local(instr.arg))
+
+
+@handler("LOAD_FAST_LOAD_FAST", since=(3, 13))
+def _load_fast_pair(tracer, instr):
+    for name in instr.arg:
+        tracer.push(tracer.load_local(name))
+
+
+@handler("STORE_FAST")
+def _store_fast(tracer, instr):
+    tracer.locals[instr.arg] = tracer.pop()
+
+
+@handler("STORE_FAST_STORE_FAST", since=(3, 13))
+def _store_fast_pair(tracer, instr):
+    for name in instr.arg:
+        tracer.locals[name] = tracer.pop()
+
+
+@handler("STORE_FAST_LOAD_FAST", since=(3, 13))
+def _store_load_fast(tracer, instr):
+    store, load = instr.arg
+    tracer.locals[store] = tracer.pop()
+    tracer.push(tracer.load_local(load))
+
+
+@handler("LOAD_DEREF")
+def _load_deref(tracer, instr):
+    tracer.push(tracer.load_closure(instr.arg))
+
+
+@handler("LOAD_CONST")
+def _load_const(tracer, instr):
+    tracer.push(ConstantValue(instr.arg))
+
+
+@handler("RETURN_VALUE")
+def _return_value(tracer, instr):
+    tracer.returned = tracer.pop()
+
+
+@handler("RETURN_CONST", since=(3, 12))
+def _return_const(tracer, instr):
+    tracer.returned = ConstantValue(instr.arg)
+
+
+@handler("POP_TOP")
+def _pop_top(tracer, instr):
+    tracer.pop()
+
+
+@handler("PUSH_NULL")
+def _push_null(tracer, instr):
+    tracer.push(NULL)
+
+
+@handler("COPY")
+def _copy(tracer, instr):
+    tracer.push(tracer.stack[-instr.arg])
+
+
+@handler("SWAP")
+def _swap(tracer, instr):
+    stack = tracer.stack
+    stack[-1], stack[-instr.arg] = stack[-instr.arg], stack[-1]
+
+
+# -- names and attributes ---------------------------------------------------------------------
+def _push_callable(tracer, value) -> None:
+    """A value about to be called, with the NULL the call protocol puts beside it
+    (NOTE(bytecode-versions): below it before 3.13, above it from 3.13)."""
+    if NULL_BEFORE_CALLABLE:
+        tracer.push(NULL)
+        tracer.push(value)
+    else:
+        tracer.push(value)
+        tracer.push(NULL)
+
+
+@handler("LOAD_GLOBAL")
+def _load_global(tracer, instr):
+    name, flags = instr.arg
+    value = tracer.load_global(name)
+    if flags & 1:
+        _push_callable(tracer, value)
+    else:
+        tracer.push(value)
+
+
+@handler("LOAD_ATTR")
+def _load_attr(tracer, instr):
+    name, flags = instr.arg if isinstance(instr.arg, tuple) else (instr.arg, 0)
+    value = load_attr(tracer, tracer.pop(), name)
+    if flags & 1:  # a method load: pushed as the attribute with its NULL (bound already)
+        _push_callable(tracer, value)
+    else:
+        tracer.push(value)
+
+
+@handler("LOAD_METHOD", until=(3, 11))
+def _load_method(tracer, instr):
+    _push_callable(tracer, load_attr(tracer, tracer.pop(), instr.arg))
+
+
+# -- calls ------------------------------------------------------------------------------------
+@handler("KW_NAMES", until=(3, 12))
+def _kw_names(tracer, instr):
+    tracer.kw_names = instr.arg
+
+
+@handler("CALL")
+def _call(tracer, instr):
+    names, tracer.kw_names = tracer.kw_names, ()
+    _call_with(tracer, instr.arg, names)
+
+
+@handler("CALL_KW", since=(3, 13))
+def _call_kw(tracer, instr):
+    _call_with(tracer, instr.arg, python_value(tracer.pop()))
+
+
+def _call_with(tracer, count: int, names: tuple[str, ...]) -> None:
+    """The stack holds `callable, NULL` or `NULL, callable` (by version) or `method, self`,
+    then `count` arguments, the last `len(names)` of them keywords."""
+    args = tracer.popn(count)
+    first, second = tracer.popn(2)
+    if first is NULL:
+        fn = second
+    elif second is NULL:
+        fn = first
+    else:
+        fn, args = first, [second, *args]
+    split = len(args) - len(names)
+    tracer.push(call(tracer, fn, args[:split], dict(zip(names, args[split:]))))
+
+
+# -- operators --------------------------------------------------------------------------------
+_NB_OPS = [symbol for _, symbol in dis._nb_ops]  # BINARY_OP's oparg indexes this table
+
+
+@handler("BINARY_OP")
+def _binary_op(tracer, instr):
+    symbol = _NB_OPS[instr.arg]
+    right = tracer.pop()
+    left = tracer.pop()
+    if symbol.endswith("="):
+        if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
+            raise Break("unsupported", f"in-place operator {symbol} on a {type(left).__name__}",
+                        hint="in-place updates of arrays and lists are captured in a later version; write "
+                             "x = x + y")
+        symbol = symbol[:-1]
+    tracer.push(binary(tracer, symbol, left, right))
+
+
+@handler("COMPARE_OP")
+def _compare_op(tracer, instr):
+    right = tracer.pop()
+    tracer.push(binary(tracer, compare_op(instr.arg), tracer.pop(), right))
+
+
+@handler("UNARY_NEGATIVE")
+def _unary_negative(tracer, instr):
+    value = tracer.pop()
+    if isinstance(value, ArrayValue):
+        tracer.push(tracer.call_op(REGISTRY["negative"], (value,), {}))
+    else:
+        tracer.push(_constant_op(lambda v: -v, value, "-"))
+
+
+@handler("UNARY_INVERT")
+def _unary_invert(tracer, instr):
+    value = tracer.pop()
+    if isinstance(value, ArrayValue) and value.node.meta.dtype == bool:
+        tracer.push(tracer.call_op(REGISTRY["logical_not"], (value,), {}))
+    else:
+        tracer.push(_constant_op(lambda v: ~v, value, "~"))
+
+
+@handler("UNARY_NOT")
+def _unary_not(tracer, instr):
+    tracer.push(ConstantValue(not _truth(tracer.pop())))
+
+
+@handler("TO_BOOL", since=(3, 13))
+def _to_bool(tracer, instr):
+    tracer.push(ConstantValue(_truth(tracer.pop())))
+
+
+@handler("UNARY_POSITIVE", until=(3, 11))
+def _unary_positive(tracer, instr):
+    tracer.push(_constant_op(lambda v: +v, tracer.pop(), "unary +"))
+
+
+def _constant_op(fn, value, symbol: str):
+    if isinstance(value, ConstantValue):
+        try:
+            return ConstantValue(fn(value.value))
+        except Exception as error:
+            raise Break("user_error", f"{type(error).__name__}: {error}") from error
+    raise Break("unsupported", f"{symbol} of a {type(value).__name__}")
+
+
+def _truth(value) -> bool:
+    if isinstance(value, ArrayValue):
+        raise Break("data_dependent", "the truth value of an array depends on its values",
+                    hint="use np.where, or compute the condition outside the compiled function")
+    if isinstance(value, SequenceValue):
+        return bool(value.items)
+    if isinstance(value, ConstantValue):
+        return _constant_op(bool, value, "bool").value
+    raise Break("unsupported", f"the truth value of a {type(value).__name__}")
+
+
+@handler("CALL_INTRINSIC_1", since=(3, 12))
+def _call_intrinsic_1(tracer, instr):
+    kind = dis._intrinsic_1_descs[instr.arg]
+    value = tracer.pop()
+    if kind == "INTRINSIC_LIST_TO_TUPLE" and isinstance(value, SequenceValue):
+        tracer.push(SequenceValue(tuple, list(value.items)))
+    elif kind == "INTRINSIC_UNARY_POSITIVE":
+        tracer.push(_constant_op(lambda v: +v, value, "unary +"))
+    else:
+        raise Break("unsupported", f"{kind} is not modelled")
+
+
+@handler("IS_OP")
+def _is_op(tracer, instr):
+    right, left = tracer.pop(), tracer.pop()
+    nones = [isinstance(v, ConstantValue) and v.value is None for v in (left, right)]
+    if not any(nones):
+        raise Break("unsupported", "`is` between values that are not None")
+    tracer.push(ConstantValue(all(nones) != bool(instr.arg)))
+
+
+@handler("CONTAINS_OP")
+def _contains_op(tracer, instr):
+    right, left = tracer.pop(), tracer.pop()
+    if not (isinstance(left, ConstantValue) and isinstance(right, ConstantValue)):
+        raise Break("unsupported", "`in` on values that are not constants")
+    tracer.push(_constant_op(lambda v: (left.value in v) != bool(instr.arg), right, "in"))
+
+
+# -- subscripts and containers ------------------------------------------------------------------
+@handler("BINARY_SUBSCR")
+def _binary_subscr(tracer, instr):
+    index = tracer.pop()
+    tracer.push(subscript(tracer, tracer.pop(), index))
+
+
+@handler("BINARY_SLICE", since=(3, 12))
+def _binary_slice(tracer, instr):
+    stop, start = tracer.pop(), tracer.pop()
+    container = tracer.pop()
+    tracer.push(subscript(tracer, container, _slice([start, stop])))
+
+
+@handler("BUILD_SLICE")
+def _build_slice(tracer, instr):
+    tracer.push(_slice(tracer.popn(instr.arg)))
+
+
+def _slice(parts) -> ConstantValue:
+    if not all(isinstance(part, ConstantValue) for part in parts):
+        raise Break("unsupported", "a slice bound that is not a constant")
+    return ConstantValue(slice(*(part.value for part in parts)))
+
+
+@handler("BUILD_TUPLE")
+def _build_tuple(tracer, instr):
+    tracer.push(SequenceValue(tuple, tracer.popn(instr.arg)))
+
+
+@handler("BUILD_LIST")
+def _build_list(tracer, instr):
+    tracer.push(SequenceValue(list, tracer.popn(instr.arg)))
+
+
+@handler("UNPACK_SEQUENCE")
+def _unpack_sequence(tracer, instr):
+    value = tracer.pop()
+    if isinstance(value, SequenceValue):
+        items = value.items
+    elif isinstance(value, ConstantValue) and type(value.value) in (tuple, list):
+        items = [ConstantValue(item) for item in value.value]
+    elif isinstance(value, ArrayValue) and value.node.meta.ndim and type(value.node.meta.shape[0]) is int:
+        items = [subscript(tracer, value, ConstantValue(i)) for i in range(value.node.meta.shape[0])]
+    else:
+        raise Break("unsupported", f"unpacking a {type(value).__name__}")
+    if len(items) != instr.arg:
+        raise Break("user_error", f"cannot unpack {len(items)} values into {instr.arg}")
+    tracer.stack.extend(reversed(items))
+
+
+# -- forward jumps on conditions known at trace time ----------------------------------------------
+@handler("JUMP_FORWARD")
+def _jump_forward(tracer, instr):
+    tracer.jump_to = instr.arg
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, ConstantValue) and value.value is None
+
+
+_CONDITIONS = {"TRUE": _truth, "FALSE": lambda value: not _truth(value),
+               "NONE": _is_none, "NOT_NONE": lambda value: not _is_none(value)}
+
+
+def _pop_jump(condition):
+    def jump_if(tracer, instr):
+        if condition(tracer.pop()):
+            tracer.jump_to = instr.arg
+    return jump_if
+
+
+for _name, _condition in _CONDITIONS.items():
+    handler(f"POP_JUMP_IF_{_name}", since=(3, 12))(_pop_jump(_condition))
+    handler(f"POP_JUMP_FORWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))
+del _name, _condition
+
+
+@handler("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", until=(3, 11))
+def _jump_or_pop(tracer, instr):
+    """`a or b`, `a and b` on 3.11: jump keeping the value, or pop it."""
+    if _truth(tracer.stack[-1]) == (instr.name == "JUMP_IF_TRUE_OR_POP"):
+        tracer.jump_to = instr.arg
+    else:
+        tracer.pop()
+
+
+# -- everything else (NOTE(opcode-table)) -------------------------------------------------------
+_JUMPS = "loops are captured once graph breaks and resume functions exist"
+_MUTATION = "stores into Python state are replayed around the graph in a later version"
+_CONTAINERS = "dicts, sets and list building are modelled in a later version"
+_FUNCTIONS = "creating functions and inlining calls come in a later version"
+_EXCEPTIONS = "exception handling is not captured: the frame runs as it is"
+_NEVER_HANDED = "the frame hook never hands over generator, coroutine, module or class frames"
+_UNHANDLED_GROUPS = {
+    ("break", _JUMPS): (
+        "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
+        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "GET_ITER", "FOR_ITER", "END_FOR", "GET_LEN",
+        "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "UNPACK_EX"),
+    ("break", _MUTATION): (
+        "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "STORE_DEREF", "DELETE_ATTR",
+        "DELETE_SUBSCR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF", "LIST_APPEND", "SET_ADD", "MAP_ADD"),
+    ("break", _CONTAINERS): (
+        "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_SET", "BUILD_STRING", "LIST_EXTEND", "LIST_TO_TUPLE",
+        "SET_UPDATE", "DICT_MERGE", "DICT_UPDATE", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
+        "CONVERT_VALUE", "CALL_INTRINSIC_2"),
+    ("break", _FUNCTIONS): (
+        "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX", "LOAD_FAST_AND_CLEAR",
+        "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),
+    ("break", _EXCEPTIONS): (
+        "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
+        "PREP_RERAISE_STAR", "WITH_EXCEPT_START", "BEFORE_WITH"),
+    ("skip", _NEVER_HANDED): (
+        "RETURN_GENERATOR", "YIELD_VALUE", "SEND", "END_SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
+        "END_ASYNC_FOR", "BEFORE_ASYNC_WITH", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER", "CLEANUP_THROW",
+        "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_BUILD_CLASS", "SETUP_ANNOTATIONS", "IMPORT_STAR",
+        "PRINT_EXPR", "LOAD_CLASSDEREF", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF"),
+}
+# name -> (kind, reason), for the opcodes of the running interpreter.
+UNHANDLED = {name: group for group, names in _UNHANDLED_GROUPS.items() for name in names if name in OPCODES}
+
+# Opcodes that never appear in a decoded code object (decode reads co_code, not the
+# specialised or instrumented copy), with why.
+NOT_IN_CODE = {name: reason for name, reason in (
+    ("CACHE", "inline cache units; decode skips them"),
+    ("EXTENDED_ARG", "an oparg prefix; decode folds it into the argument"),
+    ("RESERVED", "a placeholder number"),
+    ("ENTER_EXECUTOR", "only in the specialised code of a running interpreter"),
+    ("INTERPRETER_EXIT", "only in the interpreter's own entry trampoline"),
+    *((name, "instrumented form for sys.monitoring; co_code holds the plain one")
+      for name in OPCODES if name.startswith("INSTRUMENTED_")),
+) if name in OPCODES}
+
+
+def unhandled_reason(name: str) -> Break:
+    """The Break for an instruction with no handler."""
+    kind, reason = UNHANDLED.get(name, ("break", "not modelled"))
+    return Break("unsupported", f"{name}: {reason}" if kind == "break" else f"{name}: {reason} (frame skipped)")

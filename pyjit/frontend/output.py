@@ -1,0 +1,140 @@
+"""From a finished symbolic run to the transformed code: the graph's output, the compiled
+graph, and the bytecode that calls it.
+
+NOTE(transformed-code): the transformed code keeps the original's signature, free
+variables, file name and line table, and its prologue (MAKE_CELL, COPY_FREE_VARS,
+RESUME). Then it loads the compiled graph (a constant), loads each graph input from its
+source (an argument, a global, a closure cell, an attribute or item chain on those),
+calls it, and rebuilds the returned value:
+
+    compiled(x, y, np_pi)            # one call; a single array result is returned as is
+    STORE_FAST __pyjit_out           # otherwise the graph returns a tuple
+    (__pyjit_out[0], x, 2.5)         # arrays from the tuple, sourced values re-read
+    RETURN_VALUE                     # from their source, constants baked in
+
+A value that came from a source is re-read from it (the caller gets the very object
+the original returns), an array computed by the graph comes from the graph's result,
+a constant is baked in (a list is rebuilt on each call, never shared). The new
+instructions carry the position of the instruction that recorded the first op, so a
+traceback through the compiled call points at the user's line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import dis
+from typing import Any, Callable
+
+import numpy as np
+
+from ..graph import GraphModule, SymInt
+from .breaks import Break
+from .bytecode import FreeVar, Instr, assemble, call_instructions, name_arg
+from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
+from .values import ArrayValue, ConstantValue, SequenceValue, Value
+
+_RESULT = "__pyjit_out"
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
+              type(Ellipsis))
+
+
+@dataclasses.dataclass
+class Output:
+    code: Any  # types.CodeType
+    graph_module: GraphModule
+
+
+def build(tracer, compiler: Callable) -> Output:
+    """Compile the graph `tracer` recorded and emit the transformed code."""
+    value = tracer.returned
+    outputs: list = []
+    _collect(value, outputs)
+    graph = tracer.graph
+    single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None
+    graph.output(outputs[0] if single else tuple(outputs))
+    loc = tracer.first_op_instr.loc if tracer.first_op_instr is not None else None
+    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.inputs]
+    # Built before compiling: a result the code cannot rebuild is a Break, and then the
+    # backend's work would be wasted.
+    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc)] + _rebuild(value, outputs, tracer.code, loc)
+    graph_module = GraphModule(graph)
+    compiled = compiler(graph_module, [example for _, example, _ in tracer.inputs])
+    body = call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc) + tail
+    body.append(Instr("RETURN_VALUE", loc=loc))
+    code = assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
+    return Output(code, graph_module)
+
+
+def _collect(value: Value, outputs: list) -> None:
+    """The computed arrays `value` holds, in order, each once."""
+    if isinstance(value, ArrayValue) and value.source is None:
+        if not any(node is value.node for node in outputs):
+            outputs.append(value.node)
+    elif isinstance(value, SequenceValue) and value.source is None:
+        for item in value.items:
+            _collect(item, outputs)
+
+
+def _rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
+    if value.source is not None:
+        return _load(value.source, code, loc)
+    if isinstance(value, ArrayValue):
+        index = next(i for i, node in enumerate(outputs) if node is value.node)
+        return [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
+                Instr("BINARY_SUBSCR", loc=loc)]
+    if isinstance(value, SequenceValue):
+        items = [instr for item in value.items for instr in _rebuild(item, outputs, code, loc)]
+        build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
+        return items + [Instr(build_op, len(value.items), loc=loc)]
+    if isinstance(value, ConstantValue):
+        return _constant(value.value, loc)
+    raise Break("unsupported", f"returning a {type(value).__name__} is not modelled")
+
+
+def _constant(value: Any, loc) -> list[Instr]:
+    if isinstance(value, SymInt):
+        raise Break("unsupported", "a symbolic size in the result", hint="sizes used as results are static "
+                    "with dynamic=False")
+    if type(value) in (tuple, list):
+        items = [instr for item in value for instr in _constant(item, loc)]
+        if type(value) is tuple and all(isinstance(item, _IMMUTABLE) for item in value):
+            return [Instr("LOAD_CONST", value, loc=loc)]
+        return items + [Instr("BUILD_TUPLE" if type(value) is tuple else "BUILD_LIST", len(value), loc=loc)]
+    if not isinstance(value, _IMMUTABLE):
+        raise Break("unsupported", f"returning a {type(value).__name__} made at trace time")
+    return [Instr("LOAD_CONST", value, loc=loc)]
+
+
+def _load(source: Source, code, loc) -> list[Instr]:
+    """Instructions pushing the value `source` names, inside a frame of `code`."""
+    if isinstance(source, LocalSource):
+        cell = source.name in code.co_cellvars
+        return [Instr("LOAD_DEREF" if cell else "LOAD_FAST", source.name, loc=loc)]
+    if isinstance(source, (GlobalSource, BuiltinSource)):
+        return [Instr("LOAD_GLOBAL", name_arg(source.name, "LOAD_GLOBAL"), loc=loc)]
+    if isinstance(source, ClosureSource):
+        return [Instr("LOAD_DEREF", FreeVar(source.name), loc=loc)]
+    if isinstance(source, AttrSource):
+        return _load(source.base, code, loc) + [Instr("LOAD_ATTR", name_arg(source.name, "LOAD_ATTR"), loc=loc)]
+    if isinstance(source, ItemSource):
+        return _load(source.base, code, loc) + [Instr("LOAD_CONST", source.key, loc=loc),
+                                                Instr("BINARY_SUBSCR", loc=loc)]
+    raise Break("unsupported", f"the transformed code cannot read {source}")
+
+
+def prologue(bytecode) -> list:
+    """The instructions up to and including RESUME (cells, free variables, RESUME)."""
+    instructions = bytecode.instructions
+    for index, instr in enumerate(instructions):
+        if isinstance(instr, Instr) and instr.name == "RESUME":
+            return list(instructions[:index + 1])
+    raise ValueError(f"{bytecode.name} has no RESUME")
+
+
+def disassembly(code) -> str:
+    """dis of the transformed code, for the `bytecode` log."""
+    import io
+
+    out = io.StringIO()
+    dis.dis(code, file=out)
+    return out.getvalue()

@@ -1,0 +1,163 @@
+"""pyjit/frontend/convert.py: each guard kind causes exactly one recompile, sizes that
+change become symbolic, recompile_limit stops recompiling with a warning, the logs say
+why, and two threads can share a compiled function."""
+
+import contextlib
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import pyjit
+from pyjit.utils import counters
+
+FACTOR = 2.0
+
+
+def scaled(x, k):
+    return np.sin(x) * k * FACTOR
+
+
+def entries(fn):
+    return pyjit.cache_entries(fn)
+
+
+@pytest.mark.parametrize("first, second, failure", [
+    ((np.ones(3, np.float64), 2), (np.ones(3, np.float32), 2), "dtype"),
+    ((np.ones(3), 2), (np.ones((3, 1)), 2), "'x'"),
+    ((np.ones(3), 2), (np.ones(3), 3), "'k' value mismatch"),
+    ((np.ones(3), 2), (np.ones(3), 2.0), "'k'"),
+    ((np.ones(3), 2), (np.ones(4), 2), "size mismatch"),
+], ids=["dtype", "ndim", "constant", "constant-type", "size"])
+def test_each_guard_kind_recompiles_once(jit, caplog, first, second, failure):
+    compiled = jit(scaled)
+    with caplog.at_level(logging.DEBUG, logger="pyjit.recompiles"):
+        for args in (first, second, first, second):
+            np.testing.assert_allclose(compiled(*args), scaled(*args), rtol=1e-6)
+    assert len(entries(compiled)) == 2
+    assert counters["stats"]["unique_graphs"] == 2
+    (record,) = [r for r in caplog.records if r.name == "pyjit.recompiles"]
+    assert failure in record.getMessage() and "scaled" in record.getMessage()
+
+
+def test_a_rebound_global_recompiles_once(jit, monkeypatch):
+    compiled = jit(scaled)
+    x = np.ones(3)
+    compiled(x, 1)
+    monkeypatch.setitem(globals(), "FACTOR", 5.0)
+    np.testing.assert_allclose(compiled(x, 1), np.sin(x) * 5.0)
+    compiled(x, 1)
+    assert len(entries(compiled)) == 2
+
+
+def test_a_changed_size_becomes_symbolic(jit, caplog):
+    def total(x):
+        return np.cos(x).sum(0) * x.shape[0]
+
+    compiled = jit(total)
+    with caplog.at_level(logging.DEBUG, logger="pyjit.dynamic"):
+        for rows in (4, 5, 6, 7):
+            x = np.arange(rows * 3.0).reshape(rows, 3)
+            np.testing.assert_allclose(compiled(x), total(x))
+    assert len(entries(compiled)) == 2  # 4 static, then s0 for 5, 6 and 7
+    assert "shape=(s0, 3)" in entries(compiled)[0][0]
+    assert any("x.shape[0] as dynamic" in r.getMessage() for r in caplog.records)
+    one_row = np.ones((1, 3))
+    np.testing.assert_allclose(compiled(one_row), total(one_row))  # 0 and 1 stay static
+    assert len(entries(compiled)) == 3
+
+
+def test_dynamic_false_keeps_sizes_static_and_true_starts_symbolic(jit):
+    def double(x):
+        return x * 2
+
+    static = jit(double, dynamic=False)
+    for size in (4, 5, 6):
+        static(np.ones(size))
+    assert len(entries(static)) == 3
+    pyjit.reset()
+    dynamic = jit(double, dynamic=True)
+    for size in (4, 5, 6):
+        dynamic(np.ones(size))
+    assert len(entries(dynamic)) == 1
+
+
+def test_recompile_limit_warns_and_runs_eagerly(jit):
+    compiled = jit(scaled)
+    x = np.ones(2)
+    with pyjit.config.patch(recompile_limit=2):
+        compiled(x, 0)
+        compiled(x, 1)
+        with pytest.warns(UserWarning, match=r"recompile_limit \(2\).*'k' value mismatch"):
+            np.testing.assert_allclose(compiled(x, 7), scaled(x, 7))
+        np.testing.assert_allclose(compiled(x, 8), scaled(x, 8))  # warned once
+        np.testing.assert_allclose(compiled(x, 1), scaled(x, 1))  # entries keep serving
+    assert len(entries(compiled)) == 2
+
+
+def test_logs_show_graph_guards_and_code(jit, caplog):
+    with contextlib.ExitStack() as stack:
+        for name in ("graph_code", "guards", "bytecode"):
+            stack.enter_context(caplog.at_level(logging.DEBUG, logger=f"pyjit.{name}"))
+        jit(scaled)(np.ones(2), 3)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "ops.sin(x)" in text and "k == 3" in text and "CALL" in text
+
+
+def test_fullgraph_raises_unsupported_at_the_users_line(jit):
+    def prints(x):
+        y = x + 1
+        print(y)  # the breaking line
+        return y
+
+    compiled = jit(prints, fullgraph=True)
+    for _ in range(2):  # the second call raises from the cache entry
+        with pytest.raises(pyjit.exc.Unsupported, match="call to print") as info:
+            compiled(np.ones(2))
+        assert f"{__file__}:{prints.__code__.co_firstlineno + 2}" in str(info.value)
+        assert "the breaking line" in str(info.traceback[-1].statement)
+    assert counters["graph_break"]["call to print"] == 1
+
+
+def test_two_threads_share_a_compiled_function(jit):
+    compiled = jit(scaled)
+    results, errors = {}, []
+
+    def work(index):
+        try:
+            x = np.full(4 + index % 2, float(index))
+            results[index] = [np.allclose(compiled(x, 2), scaled(x, 2)) for _ in range(50)]
+        except Exception as error:  # noqa: BLE001  (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and all(all(ok) for ok in results.values()) and len(results) == 4
+    assert 1 <= len(entries(compiled)) <= 2
+
+
+def test_a_size_the_result_needs_as_an_int_stays_static(jit):
+    def with_length(x):
+        return x * 2, x.shape[0]
+
+    compiled = jit(with_length)
+    for size in (4, 5, 6):
+        got = compiled(np.ones(size))
+        assert got[1] == size and np.array_equal(got[0], np.full(size, 2.0))
+    assert len(entries(compiled)) == 3 and not counters["graph_break"]
+
+
+def test_graph_breaks_log_the_reason_record(jit, caplog):
+    def prints(x):
+        print(end="")  # the breaking line
+        return x * 2
+
+    with caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
+        jit(prints)(np.ones(2))
+    (record,) = [r for r in caplog.records if r.name == "pyjit.graph_breaks"]
+    message = record.getMessage()
+    assert "call to print" in message and "the breaking line" in message and "hint:" in message

@@ -1,0 +1,282 @@
+"""pyjit/frontend/interpreter.py (with the handlers of opcodes.py and calls.py): compiled
+straight-line NumPy functions give exactly the plain results (same types, dtypes,
+shapes, values) and capture one graph; what cannot be captured runs as it is."""
+
+import numpy as np
+import pytest
+
+import pyjit
+from pyjit.utils import counters
+
+SCALE = 3.0
+OFFSETS = (1.0, 2.0)
+
+
+def arithmetic(x, y):
+    return (x * 2 - y) / 3 + x ** 2 - (-x) // 2 % 5
+
+
+def ufuncs(x, y):
+    return np.exp(np.sin(x)) + np.maximum(x, y) + np.absolute(y) + np.tanh(x) + abs(x)
+
+
+def reductions(x, y):
+    return x.sum(axis=1, keepdims=True) + np.mean(x, 0) + x.max() + np.var(x, axis=1, keepdims=True)
+
+
+def methods(x, y):
+    return x.reshape(3, 2).T.astype(np.float32), x.transpose(), x.reshape(-1).clip(0.2, 0.8), x.reshape((6,))
+
+
+def indexing(x, y):
+    return x[0], x[:, 1:], x[..., None], x[[1, 0]], x[1, ::2], x[np.newaxis, -1]
+
+
+def tuple_and_constants(x, y):
+    return x + 1, 2, "s", (y, None), [x.ndim, x.dtype]
+
+
+def reads_globals(x, y):
+    return x * SCALE + OFFSETS[1]
+
+
+def make_adder(offset):
+    def add(x, y):
+        return x + offset
+
+    return add
+
+
+def with_default(x, y, k=4):
+    return x * k
+
+
+def keyword_calls(x, y):
+    return np.sum(x, axis=0, keepdims=True) + np.concatenate([x, x], axis=0).sum(0)
+
+
+def comparisons(x, y):
+    return (x > 0.5) & (y < 0.2), x == y, ~(x >= y), np.where(x > y, x, y)
+
+
+def unpacking(x, y):
+    a, b = x
+    n, m = x.shape
+    return a * n + b * m + len(x)
+
+
+def products(x, y):
+    return x @ x.T, np.dot(y, y), np.matmul(x, y)
+
+
+def passthrough(x, y):
+    return x, [y, 1]
+
+
+def python_arithmetic(x, y):
+    n = x.shape[0] * 2 + 1
+    return x * n, n, x.size // 2
+
+
+def branches(x, y, axis=None, scale=0.0):
+    total = x.sum() if axis is None else x.sum(axis)
+    factor = scale or 2.0
+    if x.ndim == 2 and y is not None:
+        total = total + y
+    else:
+        total = total - 1
+    return total * factor
+
+
+CASES = [branches, arithmetic, ufuncs, reductions, methods, indexing, tuple_and_constants, reads_globals,
+         make_adder(2.5), with_default, keyword_calls, comparisons, unpacking, products, passthrough, python_arithmetic]
+
+
+def same(got, want) -> bool:
+    """Same structure, types, dtypes, shapes and values (NaN equal to NaN)."""
+    if type(got) is not type(want):
+        return False
+    if isinstance(want, (tuple, list)):
+        return len(got) == len(want) and all(map(same, got, want))
+    if isinstance(want, (np.ndarray, np.generic)):
+        return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+    return got == want
+
+
+@pytest.fixture
+def inputs():
+    rng = np.random.default_rng(0)
+    return rng.random((2, 3)), rng.random(3)
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda fn: fn.__name__)
+def test_compiled_equals_plain(jit, inputs, fn):
+    compiled = jit(fn)
+    want = fn(*inputs)
+    assert same(compiled(*inputs), want)
+    assert same(compiled(*inputs), want)  # from the cache
+    assert len(pyjit.cache_entries(compiled)) == 1
+    assert counters["stats"]["unique_graphs"] == (fn is not passthrough)  # no op: the original code, guarded
+    assert not counters["graph_break"]
+
+
+def test_results_keep_identity_and_lists_are_fresh(jit, inputs):
+    compiled = jit(passthrough)
+    first, second = compiled(*inputs), compiled(*inputs)
+    assert first[0] is inputs[0] and first[1][0] is inputs[1]
+    assert first[1] is not second[1]
+
+
+def test_counts_captured_calls(jit, inputs):
+    jit(lambda x, y: np.cos(np.sin(x) + y))(*inputs)
+    assert counters["stats"]["calls_captured"] == 3
+
+
+def test_closure_cell_is_guarded(jit, inputs):
+    add = make_adder(1.0)
+    compiled = jit(add)
+    assert same(compiled(*inputs), inputs[0] + 1.0)
+    assert "offset == 1.0" in pyjit.cache_entries(compiled)[0][0]
+
+
+def skipped_on_print(x):
+    y = x + 1
+    print("side effect")
+    return y
+
+
+def data_dependent(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def item_call(x):
+    return x * x.max().item()
+
+
+def unknown_call(x):
+    return np.fft.fft(x).real
+
+
+def in_place(x):
+    x += 1
+    return x
+
+
+def breaks_on_purpose(x):
+    y = x * 2
+    pyjit.graph_break()
+    return y + 1
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (skipped_on_print, "call to print"),
+    (data_dependent, "truth value of an array"),
+    (item_call, "ndarray attribute 'item'"),
+    (unknown_call, "call to "),
+    (in_place, "in-place operator +="),
+    (breaks_on_purpose, "pyjit.graph_break() was called"),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_unsupported_code_runs_as_it_is(jit, capsys, fn, reason):
+    compiled = jit(fn)
+    plain_input, compiled_input = np.arange(3.0), np.arange(3.0)
+    want = fn(plain_input)
+    assert same(compiled(compiled_input), want)
+    assert same(compiled_input, plain_input)  # the same side effects, once
+    assert any(reason in key for key in counters["graph_break"]), dict(counters["graph_break"])
+    assert pyjit.cache_entries(compiled) == []
+    assert pyjit._C.is_skipped(fn.__code__)
+
+
+def test_user_errors_surface_from_the_users_line(jit):
+    def broadcast_error(x, y):
+        z = x + 1
+        return z + y  # the failing line
+
+    with pytest.raises(ValueError, match="broadcast") as info:
+        jit(broadcast_error)(np.ones(2), np.ones(3))
+    last = info.traceback[-1]
+    assert last.frame.code.raw is broadcast_error.__code__
+    assert "the failing line" in str(last.statement)
+
+
+def test_errors_inside_the_graph_name_the_users_line(jit):
+    def gather(x, i):
+        return np.sin(x)[i]
+
+    compiled = jit(gather)
+    compiled(np.ones(3), np.array([1]))
+    with pytest.raises(IndexError) as info:
+        compiled(np.ones(3), np.array([5]))
+    entries = [entry for entry in info.traceback if entry.frame.code.raw.co_filename == __file__]
+    assert entries and "np.sin(x)[i]" in str(entries[-1].statement)
+    assert any("test_interpreter.py" in note for note in info.value.__notes__)
+
+
+def test_frames_without_ops_run_their_original_code(jit):
+    def shape_only(x):
+        return x.shape[0] + 1
+
+    compiled = jit(shape_only)
+    assert compiled(np.ones(4)) == 5
+    assert compiled(np.ones(4)) == 5
+    ((guard, code),) = pyjit.cache_entries(compiled)
+    assert code.co_code == shape_only.__code__.co_code
+    assert counters["stats"]["unique_graphs"] == 0
+
+
+def test_python_helpers_are_skipped(jit):
+    def helper(n):
+        return n * 2
+
+    def uses_helper(x):
+        return x * helper(3)
+
+    assert same(jit(uses_helper)(np.ones(2)), np.ones(2) * 6)
+    assert pyjit._C.is_skipped(helper.__code__)
+
+
+def test_nested_frames_are_captured(jit):
+    def inner(x):
+        return np.sin(x) + 1
+
+    def outer(x):
+        return inner(x) * 2  # the call itself is not inlined yet: outer runs as it is
+
+    assert same(jit(outer)(np.ones(2)), outer(np.ones(2)))
+    assert len(pyjit._C.cache_entries(inner.__code__)) == 1
+
+
+def test_non_array_inputs_are_not_captured(jit):
+    tensor = pyjit.tensor([1.0, 2.0])
+    assert jit(lambda t: t * 2)(tensor).numpy().tolist() == [2.0, 4.0]
+    assert any("Tensor" in key for key in counters["graph_break"])
+
+
+def test_branches_on_constants_are_guarded(jit, inputs):
+    compiled = jit(branches)
+    x, y = inputs
+    for axis in (None, 0, None, 0):
+        assert same(compiled(x, y, axis), branches(x, y, axis))
+    assert len(pyjit.cache_entries(compiled)) == 2
+
+
+def test_loops_run_as_they_are(jit):
+    def loop(x):
+        for _ in range(2):
+            x = x + 1
+        return x
+
+    assert same(jit(loop)(np.ones(2)), np.full(2, 3.0))
+    assert any("loops" in key for key in counters["graph_break"])
+
+
+def test_boolean_masks_are_left_to_numpy(jit):
+    def masked(x):
+        return x[x > 1] * 2
+
+    compiled = jit(masked)
+    assert same(compiled(np.arange(4.0)), masked(np.arange(4.0)))
+    assert any("boolean index" in key for key in counters["graph_break"])
+    assert pyjit._C.is_skipped(masked.__code__)

@@ -1,0 +1,29 @@
+"""pyjit/frontend/values.py: NumPy functions map to registry entries by identity (with
+NumPy's aliases), and constant values give their Python value."""
+
+import numpy as np
+import pytest
+
+from pyjit.frontend.values import (NULL, ArrayValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
+                                   is_constant, python_value, registry_entry)
+from pyjit.graph import Graph, TensorMeta
+from pyjit.ops import REGISTRY
+
+
+def test_numpy_functions_map_to_entries():
+    assert registry_entry(np.sin) is REGISTRY["sin"]
+    assert registry_entry(np.absolute) is REGISTRY["abs"]
+    assert registry_entry(np.mean) is REGISTRY["mean"]
+    assert registry_entry(np.fft.fft) is None
+    assert registry_entry(lambda x: x) is None
+
+
+def test_python_values_of_constants():
+    pair = SequenceValue(tuple, [ConstantValue(1), SequenceValue(list, [ConstantValue("a")])])
+    assert python_value(pair) == (1, ["a"])
+    node = Graph().placeholder("x", TensorMeta((2,), np.float32))
+    for value in (ArrayValue(node), SequenceValue(tuple, [ArrayValue(node)]), NULL, ModuleValue(np),
+                  ObjectValue(object())):
+        assert not is_constant(value)
+        with pytest.raises(LookupError):
+            python_value(value)
