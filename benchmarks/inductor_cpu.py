@@ -221,7 +221,7 @@ def compile_times() -> dict:
         package_parent = os.path.dirname(os.path.dirname(pyjit.__file__))
         environment = dict(os.environ, PYTHONPATH=package_parent)
         started = time.perf_counter()
-        output = subprocess.run([sys.executable, "-c", WARM_START.format(cache=cache)], capture_output=True,
+        output = subprocess.run([sys.executable, "-P", "-c", WARM_START.format(cache=cache)], capture_output=True,
                                 text=True, check=True, env=environment).stdout.split()
         process = time.perf_counter() - started
     return {"cold_compile_s": cold, "warm_import_s": float(output[0]), "warm_compile_s": float(output[1]),

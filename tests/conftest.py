@@ -37,6 +37,18 @@ def kernel_cache_dir():
         config.cache_dir = previous
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """For tests comparing with torch (optional, never a dependency): its thread pool
+    fights the other processes on a small machine (20x slower here on 2 shared cores),
+    and those runs are tiny."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def replace_const(code: types.CodeType, old: object, new: object) -> types.CodeType:
     """`code` with its one constant equal to `old` (same type) replaced by `new`.
 

@@ -76,7 +76,7 @@ def run_with_environment(value: str) -> subprocess.CompletedProcess:
             "logs.get_logger('graph_breaks').debug('a break')\n")
     # The child imports the pyjit this test imported: installed, or the source tree.
     environment = dict(os.environ, PYJIT_LOGS=value, PYTHONPATH=str(Path(pyjit.__file__).parents[1]))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
+    return subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, env=environment, check=True)
 
 
 def test_pyjit_logs_in_the_environment_turns_logs_on_at_import():

@@ -19,7 +19,7 @@ parameters see the new values.
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -232,13 +232,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the parameters' gradients (set them to None, as torch 2 does), or
         zero them in place with set_to_none=False."""
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                param.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def to(self, *args, device=None, dtype=None) -> Module:
         """Move every parameter and buffer (and gradient) to a device and/or convert
@@ -316,3 +310,15 @@ class Module:
         if not self._modules:
             return f"{type(self).__name__}({', '.join(lines)})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
+    """Forget each parameter's gradient (None, as torch 2 does), or zero it in place;
+    what Module.zero_grad and Optimizer.zero_grad both do."""
+    for param in params:
+        if param.grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+        else:
+            param.grad.zero_()

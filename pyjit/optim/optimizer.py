@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 from pyjit.autograd import Tensor, enable_grad, no_grad
+from pyjit.nn.module import zero_grads
 
 
 class Optimizer:
@@ -56,14 +57,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (None, as torch 2 does), or zero it in place."""
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                if set_to_none:
-                    param.grad = None
-                else:
-                    param.grad.zero_()
+        zero_grads((param for group in self.param_groups for param in group["params"]), set_to_none)
 
     def step(self, closure: Callable | None = None):
         """One update of every parameter that has a gradient (NOTE(optimizer-step)).

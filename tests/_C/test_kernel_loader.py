@@ -247,7 +247,7 @@ def test_openmp_runtime_outlives_closed_libraries(tmp_path):
         time.sleep(0.05)
         print("survived")
     """)
-    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
+    result = subprocess.run([sys.executable, "-P", "-c", child], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "survived"

@@ -129,7 +129,7 @@ def test_a_second_process_loads_from_disk_without_the_compiler(use_cache, tmp_pa
                           "load_ms": 1e3 * (loaded - imported), "import_ms": 1e3 * (imported - start)}}))
     """)
     environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT}
-    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=environment,
+    result = subprocess.run([sys.executable, "-P", "-c", child], capture_output=True, text=True, env=environment,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -317,7 +317,7 @@ def test_openmp_threads_sleep_when_idle_unless_the_user_says_otherwise(tmp_path,
     environment |= {"PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT}
     if policy is not None:
         environment["OMP_WAIT_POLICY"] = policy
-    result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=environment,
+    result = subprocess.run([sys.executable, "-P", "-c", child], capture_output=True, text=True, env=environment,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [policy or "passive"]

@@ -9,16 +9,9 @@ import pyjit.nn.functional as F
 from pyjit import nn
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """torch's thread pool fights the other processes on a small machine (20x slower
-    here on 2 shared cores); these runs are tiny."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 rng = np.random.default_rng(21)
 
 

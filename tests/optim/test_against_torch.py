@@ -8,16 +8,7 @@ import pyjit
 from pyjit import nn, optim
 
 torch = pytest.importorskip("torch")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """torch's thread pool fights the other processes on a small machine (20x slower
-    here on 2 shared cores); these runs are tiny."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def make_models(seed: int):
