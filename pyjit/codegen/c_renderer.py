@@ -34,8 +34,10 @@ C_TYPES = {np.dtype(name): ctype for name, ctype in [
 VECTOR_MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
                "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsin": "asin", "arccos": "acos",
                "arctan": "atan", "arctan2": "atan2", "erf": "erf", "pow": "pow"}
-# Work (elements times a cost) below which a loop nest stays on one thread.
-PARALLEL_MIN_WORK = 1 << 16
+# Work (elements times a cost) below which a loop nest stays on one thread: about 30 µs
+# of serial work here, more than waking a sleeping OpenMP thread costs
+# (NOTE(omp-wait-policy) in build.py; the 16k-element sin/cos/exp chain stays serial).
+PARALLEL_MIN_WORK = 1 << 19
 # How much more than an add one call of vector math costs, for that estimate.
 VECTOR_MATH_COST = 8
 
