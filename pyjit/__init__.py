@@ -11,8 +11,9 @@ from pyjit.logs import set_logs
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
-           "enable_grad", "from_numpy", "graph_break", "list_backends", "manual_seed", "nn", "no_grad", "ones",
-           "optim", "optimize", "rand", "randn", "register_backend", "reset", "set_logs", "tensor", "utils", "zeros"]
+           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "manual_seed", "nn", "no_grad",
+           "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset", "set_logs", "tensor", "utils",
+           "zeros"]
 
 
 def reset():
@@ -40,6 +41,13 @@ def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):
     """Capture every frame started inside `with pyjit.optimize(backend):`, or inside each
     call of a function it decorates; `nopython=True` is fullgraph."""
     return _frontend.optimize(_compiler(backend, None, None), nopython=nopython, dynamic=dynamic)
+
+
+def explain(fn):
+    """`pyjit.explain(fn)(*args, **kwargs)` runs `fn` once under capture with the `eager`
+    backend and returns an ExplainOutput: its graphs, graph breaks and their reasons, op
+    counts, guards and compile times. It forgets every compiled entry before and after."""
+    return _frontend.explain(fn, compiler=lookup_backend("eager"))
 
 
 def _compiler(backend, mode, options):

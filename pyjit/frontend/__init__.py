@@ -1,16 +1,17 @@
 """The frontend: bytecode decoding and assembly, the sources of values and the guards
-built on them, and (later) the symbolic interpreter that turns Python frames into
-graphs, guards and resume functions."""
+built on them, and the symbolic interpreter that turns Python frames into graphs,
+guards and resume functions."""
 
 from .breaks import BreakReason
 from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
 from .convert import reset
 from .entry import compile, disable, graph_break, optimize
+from .explain import ExplainOutput, explain
 from .guards import ArrayGuard, DimChange, GuardSet, changed_dims
 from .sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource, ItemSource,
                       KwDefaultSource, LocalSource, Source)
 
 __all__ = ["ArrayGuard", "AttrSource", "BreakReason", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource",
-           "DimChange", "ExceptHandler", "FreeVar", "GlobalSource", "GuardSet", "Instr", "ItemSource",
-           "KwDefaultSource", "Label", "LocalSource", "Source", "assemble", "changed_dims", "compile", "decode",
-           "disable", "graph_break", "optimize", "reset"]
+           "DimChange", "ExceptHandler", "ExplainOutput", "FreeVar", "GlobalSource", "GuardSet", "Instr",
+           "ItemSource", "KwDefaultSource", "Label", "LocalSource", "Source", "assemble", "changed_dims", "compile",
+           "decode", "disable", "explain", "graph_break", "optimize", "reset"]

@@ -2,7 +2,7 @@
 
 NOTE(break-reasons): a reason is a record (kind, where, explanation, hint), shared by
 the `graph_breaks` log, `counters["graph_break"]`, `fullgraph=True` errors
-(`pyjit.exc.Unsupported`) and, later, `explain()`. Kinds:
+(`pyjit.exc.Unsupported`) and `explain()`. Kinds:
 
 * "unsupported": the code does something the interpreter cannot model (an opcode, a
   call, a value); the same code would stop there again, whatever the inputs;
@@ -11,8 +11,12 @@ the `graph_breaks` log, `counters["graph_break"]`, `fullgraph=True` errors
 * "user_error": tracing the user's code raised (a shape mismatch, a bad axis): the
   original code runs and raises the error itself, from the user's own line.
 
-NOTE(skip-for-now): until resume functions exist, every break makes the whole frame run
-its original code (a frame skip), so a break never changes what the program computes.
+NOTE(skip-for-now): a break is resumed where it can be (NOTE(resume-functions) in
+pyjit/frontend/resume.py): the graph so far runs, the instruction runs in Python, a
+resume function continues. What cannot be resumed soundly (a "user_error", nothing
+captured before an instruction that cannot be redone in Python, a value the transformed
+code cannot rebuild) makes the whole frame run its original code (a frame skip), with
+the reason logged, so a break never changes what the program computes.
 """
 
 from __future__ import annotations

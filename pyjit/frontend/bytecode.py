@@ -749,3 +749,91 @@ def call_instructions(load_callable: list, arguments: list[list], loc: dis.Posit
     loads = [instr for argument in arguments for instr in argument]
     precall = [Instr("PRECALL", len(arguments), loc=loc)] if "PRECALL" in _OPCODES else []
     return head + loads + precall + [Instr("CALL", len(arguments), loc=loc)]
+
+
+def call_start(instructions: list, index: int) -> int:
+    """Where the call at `instructions[index]` (CALL, or 3.13's CALL_KW) begins: at the
+    KW_NAMES naming its keyword arguments (3.11, 3.12) and 3.11's PRECALL before it, which
+    set up what the CALL runs, so code resuming at the call starts there."""
+    while index and isinstance(instructions[index - 1], Instr) and instructions[index - 1].name in ("KW_NAMES",
+                                                                                                   "PRECALL"):
+        index -= 1
+    return index
+
+
+def replay_call(instructions: list, index: int) -> list:
+    """Instructions that make the call at `instructions[index]` again on a stack laid out
+    as the original's was (`call_start`: its KW_NAMES and PRECALL first)."""
+    loc = instructions[index].loc
+    return [Instr(item.name, item.arg, loc=loc) for item in instructions[call_start(instructions, index):index + 1]]
+
+
+def is_method_load(instr: Instr) -> bool:
+    """Whether `instr` pushes a method and its self (or NULL and the attribute): 3.11's
+    LOAD_METHOD, LOAD_ATTR with the method bit from 3.12."""
+    return instr.name == "LOAD_METHOD" or (instr.name == "LOAD_ATTR" and isinstance(instr.arg, tuple)
+                                           and bool(instr.arg[1] & 1))
+
+
+def attribute_load(instr: Instr) -> Instr:
+    """A plain LOAD_ATTR of the name `instr` (an attribute or method load) reads."""
+    name = instr.arg[0] if isinstance(instr.arg, tuple) else instr.arg
+    return Instr("LOAD_ATTR", name_arg(name, "LOAD_ATTR"), loc=instr.loc)
+
+
+def make_function(code: types.CodeType, loc: dis.Positions | None = None, cellvars=()) -> list:
+    """Instructions pushing a new function of `code` made in the running frame: the
+    frame's globals, and for closure the frame's cells named `code.co_freevars` (its
+    cell variables `cellvars`, else its free variables; LOAD_CLOSURE before 3.13, where
+    it became LOAD_FAST of the cell's slot; 3.13 sets the closure with
+    SET_FUNCTION_ATTRIBUTE)."""
+    freevars = code.co_freevars
+    load_cell = "LOAD_CLOSURE" if _VERSION < (3, 13) else "LOAD_FAST"
+    cells = [Instr(load_cell, name if name in cellvars else FreeVar(name), loc=loc) for name in freevars]
+    if freevars:
+        cells.append(Instr("BUILD_TUPLE", len(freevars), loc=loc))
+    if _VERSION < (3, 13):
+        return cells + [Instr("LOAD_CONST", code, loc=loc), Instr("MAKE_FUNCTION", 8 if freevars else 0, loc=loc)]
+    make = [Instr("LOAD_CONST", code, loc=loc), Instr("MAKE_FUNCTION", loc=loc)]
+    return cells + make + ([Instr("SET_FUNCTION_ATTRIBUTE", 8, loc=loc)] if freevars else [])
+
+
+_LOCAL_READS = frozenset(name for name in _OPCODES if name.startswith("LOAD_FAST") or name == "DELETE_FAST")
+_STOPS = _names_of(_NO_FALLTHROUGH) | {"JUMP"}
+
+
+def locals_read_after(instructions: list, start: int) -> set[str]:
+    """The local variables some instruction reachable from `instructions[start]` (by
+    falling through, jumping or raising into a handler) reads: a safe superset of the
+    locals live there."""
+    label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
+    seen, todo, names = set(), [start], set()
+    while todo:
+        index = todo.pop()
+        while index < len(instructions) and index not in seen:
+            seen.add(index)
+            instr = instructions[index]
+            index += 1
+            if isinstance(instr, Label):
+                continue
+            if instr.name in _PAIRS:
+                names.update(name for part, name in zip(_PAIRS[instr.name], instr.arg) if part == "LOAD_FAST")
+            elif instr.name in _LOCAL_READS:
+                names.add(instr.arg)
+            if _KIND[instr.name] is _JUMP:
+                todo.append(label_at[id(instr.arg)])
+            if instr.handler is not None:
+                todo.append(label_at[id(instr.handler.target)])
+            if instr.name in _STOPS:
+                break
+    return names
+
+
+def replay_jump(instr: Instr, target: Label) -> list:
+    """Instructions that make the conditional jump `instr` to `target` on a value that
+    may not be a bool: 3.13's POP_JUMP_IF_TRUE/FALSE take only a bool (its compiler puts
+    TO_BOOL before them unless the value is one), so TO_BOOL goes first there."""
+    jump = Instr(instr.name, target, loc=instr.loc)
+    if _VERSION >= (3, 13) and instr.name in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
+        return [Instr("TO_BOOL", loc=instr.loc), jump]
+    return [jump]

@@ -7,19 +7,24 @@ guard of the most recently used entry (`recompiles_verbose`: of every entry). Wi
 `config.automatic_dynamic_shapes` (and `dynamic=None`), each static size of an entry's
 arrays that differs in the new frame (`changed_dims`) is marked dynamic for that code,
 and the new trace makes it a symbol (sizes 0 and 1 stay static), so a third size reuses
-the new entry. A trace that breaks only because a size is symbolic (NOTE(static-retry))
-is done again static, and that code stays static. Once a code has `config.recompile_limit` entries, a miss runs the
-original code and the first such miss warns, naming the failing guard; existing entries
-keep serving.
+the new entry. A trace with symbolic sizes that breaks is done again static
+(NOTE(static-retry)); when the static trace does not stop at the same instruction for
+the same reason (or resumes where the symbolic one could not), the break came from a
+symbolic size and that code stays static; otherwise the symbolic trace is kept. Once a
+code has `config.recompile_limit` entries, a miss runs the original code and the first
+such miss warns, naming the failing guard; existing entries keep serving.
 
 NOTE(callback-answers): what the callback answers the hook (docs/frame_hook.md):
 * a captured graph: `(guard program, transformed code)` (NOTE(transformed-code));
 * a frame that records no op: `SKIP` when it read no array (helpers doing Python
   arithmetic: never asked again), else its guards with an unchanged copy of the
   original code, so the next call with such inputs is a C cache hit and not a retrace;
-* a break (NOTE(skip-for-now)): `SKIP` for a code with no entry yet, None when it has
-  entries (they keep serving); a "user_error" break answers None so the original code
-  raises the error from the user's line; with `fullgraph=True` any other break answers
+* a break that can be resumed: `(guard program, transformed code)` that calls the graph
+  so far, runs the breaking instruction and calls a resume function
+  (NOTE(resume-functions)), which the hook captures in turn;
+* any other break (NOTE(skip-for-now)): `SKIP` for a code with no entry yet, None when
+  it has entries (they keep serving); a "user_error" break answers None so the original
+  code raises the error from the user's line; with `fullgraph=True` every break answers
   guards with a code that raises `pyjit.exc.Unsupported` naming the reason and line;
 * a frame of pyjit, NumPy or the standard library: `SKIP` (their frames are not the
   user's code, and the graph's own ops call into them).
@@ -32,8 +37,8 @@ import logging
 import os
 import sysconfig
 import threading
+import time
 import warnings
-import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -47,6 +52,7 @@ from .bytecode import Instr, assemble, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
 from .output import prologue, build, disassembly
+from .resume import CodeMap, build_break, repeats_a_break
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}
@@ -68,14 +74,11 @@ class CodeState:
     static_only: bool = False  # NOTE(static-retry)
 
 
-_states: dict[int, tuple[weakref.ref, CodeState]] = {}
+_states = CodeMap()
 
 
 def _state(code) -> CodeState:
-    found = _states.get(id(code))
-    if found is None or found[0]() is not code:
-        found = _states[id(code)] = (weakref.ref(code, lambda _, key=id(code): _states.pop(key, None)), CodeState())
-    return found[1]
+    return _states.get(code, CodeState)
 
 
 def reset() -> None:
@@ -94,8 +97,9 @@ class Converter:
     captured even where its file would be skipped."""
 
     def __init__(self, compiler: Callable, *, fullgraph: bool = False, dynamic: bool | None = None,
-                 top_code=None):
+                 top_code=None, observer=None):
         self.compiler, self.fullgraph, self.dynamic, self.top_code = compiler, fullgraph, dynamic, top_code
+        self.observer = observer  # explain()'s recorder: on_graph(...), on_break(reason)
 
     def __call__(self, frame):
         code = frame.f_code
@@ -113,27 +117,60 @@ class Converter:
                 return None  # another thread added a matching entry while this one waited
             if not self._may_recompile(frame, entries, state):
                 return None
+        started = time.perf_counter()
         dynamic_dims = frozenset(() if state.static_only else state.dynamic_dims)
+        tracer, output, stop = self._capture(frame, dynamic_dims)
+        if stop is not None and dynamic_dims and self.dynamic is None:
+            static = self._capture(frame, frozenset())
+            if static[2] is None or (output is None and static[1] is not None) \
+                    or (static[0].index, static[2].explanation) != (tracer.index, stop.explanation):
+                # NOTE(static-retry): something the code does needs its sizes as Python
+                # ints (a size in the result, a slice bound): trace it static from now on.
+                # A break the static trace meets too (a print) is the code's own, and the
+                # symbolic trace, resumed there, is kept.
+                _logs["dynamic"].debug("%s needs static sizes: %s", code.co_qualname, stop.explanation)
+                state.static_only = True
+                tracer, output, stop = static
+        if stop is not None:
+            reason = stop.reason(tracer.loc)
+            if not (output is None and repeats_a_break(tracer)):  # logged and counted once
+                self._log_break(code, reason, tracer)
+            if output is None:
+                return self._on_break(frame, tracer, reason, entries)
+        elif output is None:
+            return self._no_capture(frame, tracer)
+        program = tracer.guards.compile(frame)
+        state.arrays[id(program)] = (program, tracer.guards.arrays)
+        if output.graph_module is not None:
+            counters["stats"]["unique_graphs"] += 1
+            counters["stats"]["calls_captured"] += len(tracer.graph.calls())
+            _log_graph(code, output, program)
+            if self.observer is not None:
+                self.observer.on_graph(output.graph_module, program, time.perf_counter() - started)
+        return program, output.code
+
+    def _capture(self, frame, dynamic_dims):
+        """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
+        break that cannot be resumed gives no output and `tracer.unresumable` says why."""
         tracer = Tracer(frame, dynamic_dims, self.dynamic)
         try:
             tracer.run()
-            if not tracer.graph.calls():
-                return self._no_capture(frame, tracer)
-            output = build(tracer, self.compiler)
         except Break as stop:
-            if dynamic_dims and self.dynamic is None:
-                # NOTE(static-retry): something the code does needs its sizes as Python
-                # ints (a size in the result, a slice bound): trace it static from now on.
-                _logs["dynamic"].debug("%s needs static sizes: %s", code.co_qualname, stop.explanation)
-                state.static_only = True
-                return self._convert(frame)
-            return self._on_break(frame, tracer, stop.reason(tracer.loc), entries)
-        program = tracer.guards.compile(frame)
-        state.arrays[id(program)] = (program, tracer.guards.arrays)
-        counters["stats"]["unique_graphs"] += 1
-        counters["stats"]["calls_captured"] += len(tracer.graph.calls())
-        _log_graph(code, output, program)
-        return program, output.code
+            if stop.kind == "user_error" or self.fullgraph:
+                tracer.unresumable = "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
+                return tracer, None, stop
+            try:
+                return tracer, build_break(tracer, self.compiler), stop
+            except Break as why:
+                tracer.unresumable = why.explanation
+                return tracer, None, stop
+        if not tracer.graph.calls():
+            return tracer, None, None
+        try:
+            return tracer, build(tracer, self.compiler), None
+        except Break as stop:
+            tracer.unresumable = "the transformed code cannot rebuild its result"
+            return tracer, None, stop
 
     def _may_recompile(self, frame, entries, state: CodeState) -> bool:
         code = frame.f_code
@@ -167,10 +204,15 @@ class Converter:
             return _C.SKIP
         return tracer.guards.compile(frame), assemble(tracer.bytecode)
 
-    def _on_break(self, frame, tracer: Tracer, reason: BreakReason, entries):
-        code = frame.f_code
+    def _log_break(self, code, reason: BreakReason, tracer: Tracer) -> None:
         counters["graph_break"][reason.explanation] += 1
-        _logs["graph_breaks"].debug("Graph break in %s (the frame runs as it is): %s", code.co_qualname, reason)
+        if self.observer is not None:
+            self.observer.on_break(reason)
+        how = (f"the frame runs as it is: {tracer.unresumable}" if tracer.unresumable is not None
+               else "split before it; it runs in Python" if tracer.split else "resumed")
+        _logs["graph_breaks"].debug("Graph break (%s) in %s (%s): %s", reason.kind, code.co_qualname, how, reason)
+
+    def _on_break(self, frame, tracer: Tracer, reason: BreakReason, entries):
         if reason.kind == "user_error":
             return None
         if self.fullgraph:

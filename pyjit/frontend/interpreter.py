@@ -59,7 +59,11 @@ class Tracer:
         self.loc: SourceLoc | None = None
         self.first_op_instr: Instr | None = None  # where the transformed code's call points
         self.instr: Instr | None = None
+        self.index = 0  # of `instr` in `bytecode.instructions`
+        self.stack_before: list[Value] = []  # the stack as `instr` found it (NOTE(resume-functions))
         self.returned: Value | None = None
+        self.unresumable: str | None = None  # why the break it stopped at was not resumed
+        self.split = False  # the break was resumed by splitting the frame before it
         self.jump_to: Label | None = None
         slots = self.code.co_argcount + self.code.co_kwonlyargcount
         slots += bool(self.code.co_flags & 0x04) + bool(self.code.co_flags & 0x08)  # *args, **kwargs
@@ -78,7 +82,7 @@ class Tracer:
             index += 1
             if isinstance(instr, Label):
                 continue
-            self.instr = instr
+            self.instr, self.index, self.stack_before = instr, index - 1, list(self.stack)
             if instr.loc is not None and instr.loc.lineno is not None:
                 self.loc = SourceLoc(self.code.co_filename, instr.loc.lineno)
             handler = HANDLERS.get(instr.name)
@@ -106,6 +110,13 @@ class Tracer:
 
     # -- reading the frame --------------------------------------------------------------------
     def load_local(self, name: str) -> Value:
+        if name in self.code.co_cellvars or name in self.code.co_freevars:
+            # 3.13 loads a cell itself with LOAD_FAST to build a closure (LOAD_CLOSURE before).
+            raise Break("unsupported", f"the cell of {name!r} is loaded to create a function",
+                        hint="creating functions is not captured yet")
+        return self._local(name)
+
+    def _local(self, name: str) -> Value:
         value = self.locals.get(name)
         if value is None:
             slot = self.arguments.get(name)
@@ -129,7 +140,7 @@ class Tracer:
             except ValueError:
                 raise Break("user_error", f"free variable {name!r} is read before it is assigned") from None
             return self.wrap(contents, ClosureSource(index, name))
-        return self.load_local(name)  # a cell of this frame: an argument an inner function captures
+        return self._local(name)  # a cell of this frame: an argument an inner function captures
 
     # -- wrapping (NOTE(guard-policy)) --------------------------------------------------------
     def wrap(self, value: Any, source: Source) -> Value:
@@ -169,12 +180,19 @@ class Tracer:
         if _is_graph_break(value):
             self.guards.identity(source, value)
             return CallableValue("graph_break", value, source=source)
+        if isinstance(value, (types.BuiltinMethodType, types.MethodType)) \
+                and not isinstance(value.__self__, types.ModuleType):
+            # A bound method (`y.item`, passed to a resume function between its load
+            # and its call) is made anew on each read: only ever called at a break, in
+            # Python, so its type is all the trace relies on.
+            self.guards.type(source, type(value))
+            return ObjectValue(value, source)
         if isinstance(value, types.BuiltinFunctionType) or isinstance(value, type):
             self.guards.identity(source, value)
             if value in SUPPORTED_BUILTINS:
                 return CallableValue("builtin", value, source=source)
             return ConstantValue(value, source) if isinstance(value, type) else ObjectValue(value, source)
-        if isinstance(value, (types.FunctionType, types.MethodType)):
+        if isinstance(value, types.FunctionType):
             self.guards.constant(source, value)
             return ObjectValue(value, source)
         if isinstance(value, (np.ndarray, Tensor)) or hasattr(value, "__array_function__"):
@@ -208,6 +226,9 @@ class Tracer:
     # -- recording ops --------------------------------------------------------------------------
     def call_op(self, entry, args: tuple, kwargs: dict) -> Value:
         """Record `entry(*args, **kwargs)`; arguments are values."""
+        if self.instr is not None and self.instr.handler is not None:
+            raise Break("unsupported", "an array op inside a try block is not captured: an error the graph raises "
+                        "would miss the handler", hint="the code before the try block is captured")
         node_args = tuple(self.as_arg(arg) for arg in args)
         node_kwargs = {name: self.as_arg(arg) for name, arg in kwargs.items()}
         if not _has_node((node_args, node_kwargs)):

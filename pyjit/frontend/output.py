@@ -41,7 +41,7 @@ _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, n
 @dataclasses.dataclass
 class Output:
     code: Any  # types.CodeType
-    graph_module: GraphModule
+    graph_module: GraphModule | None  # None: the code records no op (a break first thing)
 
 
 def build(tracer, compiler: Callable) -> Output:
@@ -49,20 +49,43 @@ def build(tracer, compiler: Callable) -> Output:
     value = tracer.returned
     outputs: list = []
     _collect(value, outputs)
-    graph = tracer.graph
     single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None
-    graph.output(outputs[0] if single else tuple(outputs))
-    loc = tracer.first_op_instr.loc if tracer.first_op_instr is not None else None
-    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.inputs]
+    tracer.graph.output(outputs[0] if single else tuple(outputs))
+    loc = _op_loc(tracer)
     # Built before compiling: a result the code cannot rebuild is a Break, and then the
     # backend's work would be wasted.
-    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc)] + _rebuild(value, outputs, tracer.code, loc)
-    graph_module = GraphModule(graph)
-    compiled = compiler(graph_module, [example for _, example, _ in tracer.inputs])
-    body = call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc) + tail
-    body.append(Instr("RETURN_VALUE", loc=loc))
+    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc)] + rebuild(value, outputs, tracer.code, loc)
+    call, graph_module = _compile(tracer, compiler, loc)
+    body = call + tail + [Instr("RETURN_VALUE", loc=loc)]
     code = assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
     return Output(code, graph_module)
+
+
+def graph_call(tracer, compiler: Callable, live: list[Value]) -> tuple[list[Instr], list, GraphModule | None]:
+    """The graph compiled with the computed arrays that `live` holds as its outputs, the
+    instructions that call it and keep its result tuple in `__pyjit_out`, and the output
+    nodes for `rebuild`; no instructions and no graph module when it records no op."""
+    outputs: list = []
+    for value in live:
+        _collect(value, outputs)
+    if not tracer.graph.calls():
+        return [], outputs, None
+    tracer.graph.output(tuple(outputs))
+    loc = _op_loc(tracer)
+    call, graph_module = _compile(tracer, compiler, loc)
+    return call + [Instr("STORE_FAST", _RESULT, loc=loc)], outputs, graph_module
+
+
+def _op_loc(tracer):
+    """The position the graph call carries: the instruction that recorded the first op."""
+    return tracer.first_op_instr.loc if tracer.first_op_instr is not None else None
+
+
+def _compile(tracer, compiler: Callable, loc) -> tuple[list[Instr], GraphModule]:
+    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.inputs]
+    graph_module = GraphModule(tracer.graph)
+    compiled = compiler(graph_module, [example for _, example, _ in tracer.inputs])
+    return call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc), graph_module
 
 
 def _collect(value: Value, outputs: list) -> None:
@@ -75,7 +98,9 @@ def _collect(value: Value, outputs: list) -> None:
             _collect(item, outputs)
 
 
-def _rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
+def rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
+    """Instructions pushing `value`: re-read from its source, taken from the graph's
+    result (`outputs`: its nodes in order), or built from constants."""
     if value.source is not None:
         return _load(value.source, code, loc)
     if isinstance(value, ArrayValue):
@@ -83,7 +108,7 @@ def _rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
         return [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
                 Instr("BINARY_SUBSCR", loc=loc)]
     if isinstance(value, SequenceValue):
-        items = [instr for item in value.items for instr in _rebuild(item, outputs, code, loc)]
+        items = [instr for item in value.items for instr in rebuild(item, outputs, code, loc)]
         build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
         return items + [Instr(build_op, len(value.items), loc=loc)]
     if isinstance(value, ConstantValue):

@@ -161,3 +161,4 @@ def test_graph_breaks_log_the_reason_record(jit, caplog):
     (record,) = [r for r in caplog.records if r.name == "pyjit.graph_breaks"]
     message = record.getMessage()
     assert "call to print" in message and "the breaking line" in message and "hint:" in message
+    assert "(unsupported)" in message and "(resumed)" in message
