@@ -19,6 +19,7 @@ import builtins
 import functools
 import inspect
 import operator
+import types
 from typing import Any
 
 import numpy as np
@@ -55,9 +56,23 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
         return tracer.wrap(getattr(obj.module, name), source)
     if isinstance(obj, ObjectValue) and source is not None:
         return tracer.wrap(_plain_attribute(obj.value, name), source)
+    if isinstance(obj, ConstantValue) and isinstance(obj.value, type):
+        if source is None:
+            raise Break("unsupported", f"attribute {name!r} of a class that has no source to guard it by")
+        return tracer.wrap(_class_attribute(obj.value, name), source)
     if isinstance(obj, ConstantValue) and not callable(getattr(type(obj.value), name, None)):
-        return ConstantValue(_fold(getattr, obj.value, name))
+        found = _fold(getattr, obj.value, name)
+        if source is not None:  # re-read when used: `s.start` of a slice may be a list
+            return tracer.wrap(found, source)
+        if _immutable(found):
+            return ConstantValue(found)
     raise Break("unsupported", f"attribute {name!r} of a {type(obj).__name__} is not modelled")
+
+
+def _immutable(value: Any) -> bool:
+    if type(value) is tuple:
+        return all(map(_immutable, value))
+    return isinstance(value, (int, float, complex, str, bytes, type(None), np.dtype, np.generic))
 
 
 def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
@@ -88,6 +103,29 @@ def _plain_attribute(value: Any, name: str) -> Any:
         raise Break("unsupported", f"{type(value).__name__}.{name} is a {type(found).__name__}: reading it runs code",
                     hint="methods and properties of user objects are inlined once inlining exists")
     return found
+
+
+# Descriptors whose binding on a class runs no Python code.
+_C_BINDING = (types.FunctionType, classmethod, staticmethod, property, types.BuiltinFunctionType,
+              types.MethodDescriptorType, types.ClassMethodDescriptorType, types.WrapperDescriptorType)
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    """`cls.name` when it is found in the class's own dictionaries and reading it runs no
+    user code. Class attributes can be rebound, so the caller reads them through their
+    source (guarded), never as constants of the class."""
+    meta = type(cls)
+    if meta.__getattribute__ is not type.__getattribute__ or hasattr(meta, "__getattr__") \
+            or any(name in kind.__dict__ for kind in meta.__mro__ if kind not in (type, object)):
+        raise Break("unsupported", f"the metaclass of {cls.__name__} customises attribute access: reading "
+                    f"{name!r} runs code")
+    owner = next((kind for kind in cls.__mro__ if name in kind.__dict__), None)
+    if owner is None:
+        raise Break("unsupported", f"{cls.__name__}.{name} is not a class attribute (it comes from the metaclass)")
+    found = owner.__dict__[name]
+    if hasattr(type(found), "__get__") and not isinstance(found, _C_BINDING):
+        raise Break("unsupported", f"{cls.__name__}.{name} is a {type(found).__name__}: reading it runs code")
+    return getattr(cls, name)
 
 
 # -- calls ------------------------------------------------------------------------------------
@@ -216,15 +254,44 @@ def _length(value: Value) -> Any:
 
 
 def _isinstance(value: Value, classes) -> bool:
+    """NOTE(isinstance-folding): `isinstance` is folded only where it runs no Python code,
+    which would otherwise run at trace time only and its answer be baked in unguarded: the
+    classes' metaclasses keep `type.__instancecheck__` (an ABC's answer changes with
+    `register`), and an object whose exact type is not a subclass is asked for its
+    `__class__` only where reading that runs no code."""
+    for cls in _flatten(classes):
+        if not isinstance(cls, type):  # a union, or the user's TypeError: Python says which
+            raise Break("unsupported", f"isinstance() with a {type(cls).__name__}")
+        if inspect.getattr_static(type(cls), "__instancecheck__") is not _TYPE_INSTANCECHECK:
+            raise Break("unsupported", f"isinstance() with {cls.__qualname__}, whose metaclass "
+                        f"{type(cls).__qualname__} decides instances in Python")
     if isinstance(value, ArrayValue):
         return _fold(issubclass, np.ndarray, classes)  # the array guard checks the exact type
     if isinstance(value, SequenceValue):
         return _fold(issubclass, value.kind, classes)
     if isinstance(value, (ObjectValue, ModuleValue)):  # the exact type is guarded
-        return _fold(isinstance, getattr(value, "value", getattr(value, "module", None)), classes)
+        obj = getattr(value, "value", getattr(value, "module", None))
+        if issubclass(type(obj), classes) or _plain_class_attribute(type(obj)):
+            return _fold(isinstance, obj, classes)
+        raise Break("unsupported", f"isinstance() of a {type(obj).__qualname__}, whose __class__ is read in Python")
     if value is NULL or not is_constant(value):
         raise Break("unsupported", f"isinstance() of a {type(value).__name__}")
     return _fold(isinstance, python_value(value), classes)
+
+
+_TYPE_INSTANCECHECK = type.__dict__["__instancecheck__"]
+_PLAIN_GETATTRIBUTE = (object.__getattribute__, types.ModuleType.__getattribute__)
+
+
+def _flatten(classes) -> list:
+    """The classes of isinstance's second argument: a class or nested tuples of them."""
+    return [cls for item in classes for cls in _flatten(item)] if type(classes) is tuple else [classes]
+
+
+def _plain_class_attribute(kind: type) -> bool:
+    """Whether `obj.__class__` runs no Python code for objects of type `kind`."""
+    return kind.__getattribute__ in _PLAIN_GETATTRIBUTE \
+        and inspect.getattr_static(kind, "__class__") is object.__dict__["__class__"]
 
 
 def _fold(fn, *args, **kwargs) -> Any:

@@ -35,7 +35,7 @@ def test_unmodelled_arguments_run_as_they_are(jit, fn):
     x = np.arange(4.0)
     want = fn(x.copy())
     np.testing.assert_array_equal(jit(fn)(x), want)
-    assert counters["graph_break"] and not pyjit.cache_entries(fn)
+    assert counters["graph_break"]  # the call runs in Python at a graph break
 
 
 def test_methods_take_unpacked_sizes_and_axes(jit):
@@ -84,3 +84,72 @@ def test_user_object_attributes_are_read_through_sources(jit):
     np.testing.assert_array_equal(compiled(x, Config(3.0)), x * 2 + 3)  # cfg.shift is guarded
     guard = pyjit.cache_entries(compiled)[0][0]
     assert "cfg.shift == 3.0" in guard and "type(cfg) is" in guard
+
+
+class Checked(type):
+    """A metaclass whose instance check answers from a list, one answer per call."""
+
+    answers: list = []
+
+    def __instancecheck__(cls, obj):
+        return Checked.answers.pop(0)
+
+
+class Anything(metaclass=Checked):
+    pass
+
+
+def test_isinstance_that_runs_python_is_not_folded(jit):
+    """NOTE(isinstance-folding): a metaclass's __instancecheck__ runs on every call, not
+    once at trace time with its answer baked in."""
+    def pick(x, obj):
+        return x + 1 if isinstance(obj, Anything) else x - 1
+
+    Checked.answers[:] = [True, False]
+    compiled, x = jit(pick), np.zeros(2)
+    np.testing.assert_array_equal(compiled(x, object()), x + 1)
+    np.testing.assert_array_equal(compiled(x, object()), x - 1)
+    assert Checked.answers == []
+    assert any("decides instances in Python" in reason for reason in counters["graph_break"])
+
+
+def test_isinstance_of_plain_classes_folds(jit):
+    def pick(x, obj):
+        return x + 1 if isinstance(obj, (str, (bytes, complex))) else x - 1
+
+    compiled, x = jit(pick), np.zeros(2)
+    np.testing.assert_array_equal(compiled(x, b"2"), x + 1)
+    np.testing.assert_array_equal(compiled(x, object()), x - 1)
+    assert not counters["graph_break"]
+
+
+class Settings:
+    scale = 2.0
+    offsets = [1.0]
+
+
+def test_class_attributes_are_guarded_not_baked_in(jit):
+    def scaled(x):
+        return x * Settings.scale + Settings.offsets[0]
+
+    compiled, x = jit(scaled), np.ones(1)
+    try:
+        np.testing.assert_array_equal(compiled(x), [3.0])
+        Settings.scale, Settings.offsets[0] = 3.0, 5.0
+        np.testing.assert_array_equal(compiled(x), [8.0])
+    finally:
+        Settings.scale, Settings.offsets[0] = 2.0, 1.0
+    guards = [guard for guard, _ in pyjit.cache_entries(compiled)]
+    assert len(guards) == 2 and any("Settings.scale == 3.0" in g and "Settings.offsets[0] == 5.0" in g for g in guards)
+
+
+def test_attributes_of_constants_keep_their_identity(jit):
+    def bounds(x, s):
+        return x + 1, s.start, s.stop
+
+    compiled, x = jit(bounds), np.zeros(2)
+    first, second = slice([1], 2), slice([1], 2)  # equal, so one entry serves both
+    for s in (first, second):
+        _, start, stop = compiled(x, s)
+        assert start is s.start and stop == 2
+    assert len(pyjit.cache_entries(compiled)) == 1
