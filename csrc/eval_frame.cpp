@@ -18,7 +18,7 @@ namespace {
 struct ThreadHook {
   PyThreadState* owner;
   PyObject* callback;  // strong; nullptr when the thread has none
-  bool busy;           // a callback or guard of this thread is running: hook nothing
+  bool busy;           // see NOTE(busy-scope): hook nothing
 };
 
 thread_local ThreadHook t_hook;
@@ -194,41 +194,74 @@ PyObject* run_hit(PyThreadState* tstate, compat::Frame* frame, const CacheHit& h
   return nullptr;
 }
 
-PyObject* report_and_run_original(PyThreadState* tstate, compat::Frame* frame, PyCodeObject* code) {
-  PyErr_WriteUnraisable(reinterpret_cast<PyObject*>(code));
-  return run_original(tstate, frame);
+// NOTE(busy-scope): the hook's own Python work — a callback, a guard, reporting their
+// errors (a Python `sys.unraisablehook` runs then) and releasing what they answered —
+// runs with the thread's hook busy, so frames it starts are not hooked: a failing
+// callback is never asked about the frames of its own error report, which would recurse
+// until the C stack overflows. The frame itself runs after the scope ends.
+class BusyScope {
+ public:
+  explicit BusyScope(ThreadHook* hook) : hook_(hook) { hook_->busy = true; }
+  ~BusyScope() { hook_->busy = false; }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+
+ private:
+  ThreadHook* hook_;
+};
+
+void report(PyCodeObject* code) { PyErr_WriteUnraisable(reinterpret_cast<PyObject*>(code)); }
+
+enum class Decision { RunOriginal, RunHit, Throw };
+
+Decision report_and_run_original(PyCodeObject* code) {
+  report(code);
+  return Decision::RunOriginal;
 }
 
-PyObject* run_miss(PyThreadState* tstate, compat::Frame* frame, PyCodeObject* code,
-                   const FrameView& view, ThreadHook* hook) {
+// Asks the callback about a missed frame; runs inside a BusyScope. The FrameInfo dies
+// when this returns (unless the callback kept it), before the frame runs: it holds the
+// arguments, which the frame may drop (`del x`) and expect freed.
+Decision ask_callback(PyCodeObject* code, const FrameView& view, PyObject* callback,
+                      CacheHit* hit) {
   Ref info = make_frame_info(code, view);
-  if (!info) return report_and_run_original(tstate, frame, code);
-  Ref callback = Ref::borrow(hook->callback);
-  hook->busy = true;
-  Ref answer = Ref::steal(PyObject_CallOneArg(callback.get(), info.get()));
-  hook->busy = false;
+  if (!info) return report_and_run_original(code);
+  Ref answer = Ref::steal(PyObject_CallOneArg(callback, info.get()));
   if (!answer && !PyErr_ExceptionMatches(PyExc_Exception)) {
     // KeyboardInterrupt or SystemExit during a compile is the user's: CPython raises it
     // from the frame's first instruction (as generator.throw() does) and pops the frame.
-    return compat::eval_default(tstate, frame, 1);
+    return Decision::Throw;
   }
-  if (!answer) return report_and_run_original(tstate, frame, code);
-  if (answer.get() == Py_None) return run_original(tstate, frame);
+  if (!answer) return report_and_run_original(code);
+  if (answer.get() == Py_None) return Decision::RunOriginal;
   if (answer.get() == g_skip) {
     CodeCache::mark_skip(code);
-    return run_original(tstate, frame);
+    return Decision::RunOriginal;
   }
   if (!PyTuple_Check(answer.get()) || PyTuple_GET_SIZE(answer.get()) != 2) {
     PyErr_Format(PyExc_TypeError, "a frame-hook callback must return None, SKIP or "
                                   "(GuardProgram, code), not %.100s", Py_TYPE(answer.get())->tp_name);
-    return report_and_run_original(tstate, frame, code);
+    return report_and_run_original(code);
   }
-  CacheHit hit;
   if (!CodeCache::add(code, PyTuple_GET_ITEM(answer.get(), 0), PyTuple_GET_ITEM(answer.get(), 1),
-                      view, &hit)) {
-    return report_and_run_original(tstate, frame, code);
+                      view, hit)) {
+    return report_and_run_original(code);
   }
-  return run_hit(tstate, frame, hit, view.nargs);
+  return Decision::RunHit;
+}
+
+PyObject* run_miss(PyThreadState* tstate, compat::Frame* frame, PyCodeObject* code,
+                   const FrameView& view, ThreadHook* hook) {
+  CacheHit hit;
+  Decision decision;
+  {
+    BusyScope busy(hook);
+    Ref callback = Ref::borrow(hook->callback);  // the callback may uninstall itself
+    decision = ask_callback(code, view, callback.get(), &hit);
+  }
+  if (decision == Decision::Throw) return compat::eval_default(tstate, frame, 1);
+  if (decision == Decision::RunHit) return run_hit(tstate, frame, hit, view.nargs);
+  return run_original(tstate, frame);
 }
 
 PyObject* eval_frame(PyThreadState* tstate, compat::Frame* frame, int throw_flag) {
@@ -252,11 +285,14 @@ PyObject* eval_frame(PyThreadState* tstate, compat::Frame* frame, int throw_flag
                  compat::frame_function(frame)};
   if (cache) {
     CacheHit hit;
-    hook->busy = true;
-    CodeCache::Lookup found = cache->lookup(view, &hit);
-    hook->busy = false;
+    CodeCache::Lookup found;
+    {
+      BusyScope busy(hook);
+      found = cache->lookup(view, &hit);
+      if (found == CodeCache::Lookup::Error) report(code);
+    }
     if (found == CodeCache::Lookup::Hit) return run_hit(tstate, frame, hit, view.nargs);
-    if (found == CodeCache::Lookup::Error) return report_and_run_original(tstate, frame, code);
+    if (found == CodeCache::Lookup::Error) return run_original(tstate, frame);
   }
   return run_miss(tstate, frame, code, view, hook);
 }

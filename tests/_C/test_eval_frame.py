@@ -3,10 +3,13 @@ it sees, and how transformed code runs. See NOTE(hooked-tests) in tests/conftest
 
 import gc
 import os
+import subprocess
 import sys
+import textwrap
 import threading
 import traceback
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -494,6 +497,54 @@ def test_callback_error_is_reported_and_frame_runs_original(hooked, unraisable):
     with hooked(broken):
         assert tagged(1) == (1, "orig")
     assert unraisable == [(ValueError, "backend exploded")]
+
+
+def test_reporting_a_callback_error_is_not_hooked():
+    # A Python unraisablehook's frame must not reach the callback: one that fails on
+    # every frame would fail again on it, recursing until the C stack overflows. Run in
+    # a child so a regression is a failed test, not a crashed test run.
+    child = textwrap.dedent("""
+        import sys
+        from pyjit import _C
+        asked, reports = [], []
+
+        def callback(frame):
+            asked.append(frame.f_code.co_name)
+            raise ValueError("callback failed")
+
+        def f():
+            value = 1
+            return value
+
+        sys.unraisablehook = lambda report: reports.append(str(report.exc_value))
+        _C.set_eval_frame(callback)
+        try:
+            f()
+        finally:
+            _C.set_eval_frame(None)
+        print(asked, reports)
+    """)
+    environment = dict(os.environ, PYTHONPATH=str(Path(_C.__file__).parents[1]))
+    result = subprocess.run([sys.executable, "-P", "-c", child], capture_output=True, text=True,
+                            env=environment, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['f'] ['callback failed']"
+
+
+def counts_references_to_its_varargs(*rest):
+    return sys.getrefcount(rest)
+
+
+def test_frame_info_releases_the_arguments_when_the_callback_returns(hooked):
+    # The hook holds the FrameInfo, and through it the frame's arguments, only while the
+    # callback runs, so a frame's `del x` frees what only the frame holds. A `*args`
+    # tuple is such a value; an argument the caller passed is not (see "What an
+    # installed hook costs everyone" in docs/frame_hook.md).
+    plain = counts_references_to_its_varargs(Token())
+    asked = []
+    with hooked(lambda frame: asked.append(frame.f_code)):
+        assert counts_references_to_its_varargs(Token()) == plain
+    assert asked.count(counts_references_to_its_varargs.__code__) == 1
 
 
 def test_keyboard_interrupt_in_callback_propagates_from_the_frame(hooked, unraisable):
