@@ -28,6 +28,7 @@ NOTE(callback-answers): what the callback answers the hook (docs/frame_hook.md):
   guards with a code that raises `pyjit.exc.Unsupported` naming the reason and line;
 * a frame of pyjit, NumPy or the standard library: `SKIP` (their frames are not the
   user's code, and the graph's own ops call into them).
+* a frame whose trace hits the recursion limit (it started near it): None, quietly.
 """
 
 from __future__ import annotations
@@ -103,10 +104,16 @@ class Converter:
 
     def __call__(self, frame):
         code = frame.f_code
-        if code is not self.top_code and is_skipped_file(code.co_filename):
-            return _C.SKIP
-        with _lock:
-            return self._convert(frame)
+        try:
+            if code is not self.top_code and is_skipped_file(code.co_filename):
+                return _C.SKIP
+            with _lock:
+                return self._convert(frame)
+        except RecursionError:
+            # A frame that starts near the recursion limit leaves the trace no room (nor
+            # a log call): it runs as it is, unmarked, so a call at a normal depth still
+            # compiles.
+            return None
 
     def _convert(self, frame):
         code = frame.f_code
@@ -156,6 +163,9 @@ class Converter:
         try:
             tracer.run()
         except Break as stop:
+            # A Break is kept as a record; its traceback would hold this frame, and so the
+            # FrameInfo and the user's arguments, in a cycle until the next collection.
+            stop = stop.with_traceback(None)
             if stop.kind == "user_error" or self.fullgraph:
                 tracer.unresumable = "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
                 return tracer, None, stop
@@ -170,7 +180,7 @@ class Converter:
             return tracer, build(tracer, self.compiler), None
         except Break as stop:
             tracer.unresumable = "the transformed code cannot rebuild its result"
-            return tracer, None, stop
+            return tracer, None, stop.with_traceback(None)
 
     def _may_recompile(self, frame, entries, state: CodeState) -> bool:
         code = frame.f_code

@@ -122,7 +122,7 @@ class GuardSet:
             self.type(source, types.MethodType)
             self.identity(source.attr("__func__"), value.__func__)
             self.identity(source.attr("__self__"), value.__self__)
-        elif isinstance(value, _VALUE_TYPES):
+        elif issubclass(type(value), _VALUE_TYPES):  # NOTE(no-user-code-at-trace) in interpreter.py
             self.type(source, type(value))
             self.python(source, value.__eq__, f"{value!r}.__eq__")
         else:

@@ -15,6 +15,7 @@ the transformed code.
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any
 
@@ -159,7 +160,11 @@ class Tracer:
             if value.dtype.kind not in _ARRAY_KINDS:
                 raise Break("unsupported", f"{source} is an array of dtype {value.dtype}, which no graph op takes")
             return self.array_input(value, source)
-        if isinstance(value, _SCALARS) or (isinstance(value, type) and issubclass(value, np.generic)):
+        # NOTE(no-user-code-at-trace): checks look at `type(value)`, never `isinstance(value,
+        # ...)` (which reads a user `__class__`) nor `hasattr(value, ...)` (a user
+        # `__getattr__`): tracing must not run user code nor let its exceptions escape.
+        kind = type(value)
+        if issubclass(kind, _SCALARS) or (issubclass(kind, type) and issubclass(value, np.generic)):
             self.guards.constant(source, value)
             return ConstantValue(value, source)
         if type(value) in (tuple, list):
@@ -170,7 +175,8 @@ class Tracer:
         return self._wrap_object(value, source)
 
     def _wrap_object(self, value: Any, source: Source) -> Value:
-        if isinstance(value, types.ModuleType):
+        kind = type(value)  # NOTE(no-user-code-at-trace)
+        if issubclass(kind, types.ModuleType):
             self.guards.identity(source, value)
             return ModuleValue(value, source)
         entry = registry_entry(value)
@@ -180,24 +186,25 @@ class Tracer:
         if _is_graph_break(value):
             self.guards.identity(source, value)
             return CallableValue("graph_break", value, source=source)
-        if isinstance(value, (types.BuiltinMethodType, types.MethodType)) \
-                and not isinstance(value.__self__, types.ModuleType):
+        if kind in (types.BuiltinMethodType, types.MethodType) \
+                and not issubclass(type(value.__self__), types.ModuleType):
             # A bound method (`y.item`, passed to a resume function between its load
             # and its call) is made anew on each read: only ever called at a break, in
             # Python, so its type is all the trace relies on.
             self.guards.type(source, type(value))
             return ObjectValue(value, source)
-        if isinstance(value, types.BuiltinFunctionType) or isinstance(value, type):
+        if kind is types.BuiltinFunctionType or issubclass(kind, type):
             self.guards.identity(source, value)
-            if value in SUPPORTED_BUILTINS:
+            if any(value is builtin for builtin in SUPPORTED_BUILTINS):
                 return CallableValue("builtin", value, source=source)
-            return ConstantValue(value, source) if isinstance(value, type) else ObjectValue(value, source)
-        if isinstance(value, types.FunctionType):
+            return ConstantValue(value, source) if issubclass(kind, type) else ObjectValue(value, source)
+        if kind is types.FunctionType:
             self.guards.constant(source, value)
             return ObjectValue(value, source)
-        if isinstance(value, (np.ndarray, Tensor)) or hasattr(value, "__array_function__"):
-            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray inputs are captured "
-                        "so far", hint="pyjit.Tensor capture comes with graph breaks and resume functions")
+        if issubclass(kind, (np.ndarray, Tensor)) \
+                or inspect.getattr_static(kind, "__array_function__", None) is not None:
+            # NOTE(value-later)
+            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray inputs are captured")
         self.guards.type(source, type(value))
         return ObjectValue(value, source)
 

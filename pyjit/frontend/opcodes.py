@@ -388,7 +388,7 @@ def _jump_or_pop(tracer, instr):
 
 
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
-_JUMPS = "loops are captured once graph breaks and resume functions exist"
+_JUMPS = "loops run in Python: the frame is split before them and resumed after (NOTE(resume-functions))"
 _MUTATION = "stores into Python state are replayed around the graph in a later version"
 _CONTAINERS = "dicts, sets and list building are modelled in a later version"
 _FUNCTIONS = "creating functions and inlining calls come in a later version"

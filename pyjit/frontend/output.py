@@ -34,6 +34,7 @@ from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, Ite
 from .values import ArrayValue, ConstantValue, SequenceValue, Value
 
 _RESULT = "__pyjit_out"
+_SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
               type(Ellipsis))
 
@@ -112,22 +113,46 @@ def rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
         build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
         return items + [Instr(build_op, len(value.items), loc=loc)]
     if isinstance(value, ConstantValue):
-        return _constant(value.value, loc)
+        return _constant(value.value, _literal_ids(code), loc)
     raise Break("unsupported", f"returning a {type(value).__name__} is not modelled")
 
 
-def _constant(value: Any, loc) -> list[Instr]:
+def _literal_ids(code) -> set[int]:
+    """The ids of `code`'s constants, those inside its constant tuples included."""
+    found, todo = set(), list(code.co_consts)
+    while todo:
+        value = todo.pop()
+        found.add(id(value))
+        if type(value) in (tuple, frozenset):
+            todo.extend(value)
+    return found
+
+
+def _constant(value: Any, literals: set[int], loc) -> list[Instr]:
     if isinstance(value, SymInt):
         raise Break("unsupported", "a symbolic size in the result", hint="sizes used as results are static "
                     "with dynamic=False")
     if type(value) in (tuple, list):
-        items = [instr for item in value for instr in _constant(item, loc)]
+        items = [instr for item in value for instr in _constant(item, literals, loc)]
         if type(value) is tuple and all(isinstance(item, _IMMUTABLE) for item in value):
-            return [Instr("LOAD_CONST", value, loc=loc)]
+            return _load_constant(value, literals, loc)
         return items + [Instr("BUILD_TUPLE" if type(value) is tuple else "BUILD_LIST", len(value), loc=loc)]
     if not isinstance(value, _IMMUTABLE):
         raise Break("unsupported", f"returning a {type(value).__name__} made at trace time")
-    return [Instr("LOAD_CONST", value, loc=loc)]
+    return _load_constant(value, literals, loc)
+
+
+def _load_constant(value: Any, literals: set[int], loc) -> list[Instr]:
+    """NOTE(constant-identity): the assembler shares equal constants of these types, as
+    the compiler does, and building a code object interns name-like strings; a value
+    computed at trace time (`a[:3] + b[3:]`) is a new object, so a plain LOAD_CONST would
+    make it the very literal it equals (`a is c` true). One that is not among the
+    original's constants (nor a small int, which CPython shares anyway) is held in a
+    one-item list of its own: `LOAD_CONST [value]; LOAD_CONST 0; BINARY_SUBSCR`."""
+    if type(value) not in _SHARED_BY_VALUE or id(value) in literals \
+            or (type(value) is int and -5 <= value <= 256):
+        return [Instr("LOAD_CONST", value, loc=loc)]
+    return [Instr("LOAD_CONST", [value], loc=loc), Instr("LOAD_CONST", 0, loc=loc), Instr("BINARY_SUBSCR", loc=loc)]
 
 
 def _load(source: Source, code, loc) -> list[Instr]:

@@ -38,7 +38,10 @@ copy would lack) splits the frame before it instead: the graph so far runs and t
 resume function starts at that instruction (the hook then runs it as it is), which is
 worth it only when some op was captured. Not resumed, so the frame runs as it is
 (NOTE(skip-for-now)) with the reason logged: such an instruction with no op before it,
-a list held in two places, and live values the transformed code cannot rebuild. The
+a list held in two places, live values the transformed code cannot rebuild, and a frame
+that looks at itself (zero-argument `super()`, whose `__class__` cell and first local a
+resume function would not keep; `locals()`, `vars()`, `dir()`, which would list the
+temporaries). The
 resume function of a split meets the same instruction first; that break is logged and
 counted once (`repeats_a_break`).
 
@@ -49,6 +52,7 @@ of an input must come back as a view (the eager backend's are NumPy's own).
 from __future__ import annotations
 
 import dataclasses
+import dis
 import functools
 import types
 import weakref
@@ -69,6 +73,7 @@ _JUMPS = frozenset(f"POP_JUMP_{way}IF_{condition}" for way in ("", "FORWARD_")
 _STACK = "__pyjit_stack{}"
 _TEMP = "__pyjit_tmp{}"
 _VARARGS_FLAGS = 0x04 | 0x08  # CO_VARARGS, CO_VARKEYWORDS: a resume function takes plain arguments
+_INTROSPECTION = frozenset({"locals", "vars", "dir"})
 
 
 def build_break(tracer, compiler: Callable) -> Output:
@@ -76,6 +81,9 @@ def build_break(tracer, compiler: Callable) -> Output:
     (NOTE(resume-functions)); raises Break saying why when it cannot be resumed."""
     instr, index, code = tracer.instr, tracer.index, tracer.code
     instructions = tracer.bytecode.instructions
+    refused = _introspects(code)
+    if refused is not None:
+        raise Break("unsupported", refused)
     try:
         consumed, produced, replay, targets = _effect(tracer)
         if instr.handler is not None:
@@ -121,6 +129,17 @@ def build_break(tracer, compiler: Callable) -> Output:
         body.append(Instr("RETURN_VALUE", loc=loc))
     bytecode = dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body)
     return Output(assemble(bytecode), graph_module)
+
+
+def _introspects(code: types.CodeType) -> str | None:
+    """Why the frame cannot be resumed, if it looks at itself: zero-argument `super()`
+    reads the first local and the `__class__` cell, which a resume function's arguments
+    would change, and `locals()`, `vars()` and `dir()` would list the temporaries."""
+    if "__class__" in code.co_freevars:
+        return "zero-argument super() (the __class__ cell) is not resumed"
+    names = {instr.argval for instr in dis.get_instructions(code) if instr.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    read = sorted(names & _INTROSPECTION)
+    return f"a frame that calls {read[0]}() is not resumed" if read else None
 
 
 def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:

@@ -18,9 +18,11 @@ bound to its array (`x.sum`), a supported builtin (`len`, `isinstance`, ...), or
 (NOTE(sources)), which guards and the transformed code's loads use; computed values have
 none. `NULL` is the stack marker of CPython's call protocol.
 
-NOTE(value-later): lists are not tracked for mutation yet (an in-place list method or
-a store into one makes the frame unsupported); dicts, sets, iterators, user functions
-(inlining) and pyjit.Tensor come with graph breaks and resume functions.
+NOTE(value-later): lists are not tracked for mutation (an in-place list method runs in
+Python at a graph break; a store into one splits the frame before it); dicts, sets,
+iterators, user functions (not inlined: each is a frame of its own) and pyjit.Tensor or
+CuPy inputs are not modelled: the instruction that meets one is a graph break, and the
+code after it is resumed where it can be (NOTE(resume-functions)).
 """
 
 from __future__ import annotations

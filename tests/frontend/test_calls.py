@@ -31,7 +31,7 @@ def test_positional_options_bind_by_numpy_names(jit):
     lambda x: np.add(x, 1, x),
     lambda x: x.mean(0, np.float32),
 ], ids=["dtype", "out", "positional-dtype"])
-def test_unmodelled_arguments_run_as_they_are(jit, fn):
+def test_unmodelled_arguments_break_and_the_call_runs_in_python(jit, fn):
     x = np.arange(4.0)
     want = fn(x.copy())
     np.testing.assert_array_equal(jit(fn)(x), want)

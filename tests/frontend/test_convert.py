@@ -4,6 +4,7 @@ why, and two threads can share a compiled function."""
 
 import contextlib
 import logging
+import sys
 import threading
 
 import numpy as np
@@ -162,3 +163,49 @@ def test_graph_breaks_log_the_reason_record(jit, caplog):
     message = record.getMessage()
     assert "call to print" in message and "the breaking line" in message and "hint:" in message
     assert "(unsupported)" in message and "(resumed)" in message
+
+
+def test_a_frame_near_the_recursion_limit_runs_as_it_is(jit, monkeypatch):
+    reports = []
+    monkeypatch.setattr(sys, "unraisablehook", reports.append)
+    compiled = jit(lambda x: x + 1)
+
+    def near_the_limit(x):
+        try:
+            below = near_the_limit(x)
+        except RecursionError:
+            return 5  # frames to unwind: the callback itself needs a frame or two
+        if type(below) is not int:
+            return below
+        return compiled(x) if below == 0 else below - 1
+
+    assert near_the_limit(np.ones(2)).tolist() == [2.0, 2.0]
+    assert reports == []
+    assert compiled(np.ones(2)).tolist() == [2.0, 2.0]
+    assert pyjit.cache_entries(compiled)  # not marked SKIP: a normal depth compiles
+
+
+class Payload:
+    """An argument whose death a weakref can watch (arrays cannot be weakly referenced by
+    every NumPy, plain objects can)."""
+
+
+def test_a_graph_break_keeps_no_argument_alive_after_the_call(jit):
+    import gc
+    import weakref
+
+    def broken(x, payload):
+        y = x + 1
+        pyjit.graph_break()
+        return y * 2
+
+    compiled = jit(broken)
+    payload = Payload()
+    watch = weakref.ref(payload)
+    gc.disable()
+    try:
+        compiled(np.arange(3.0), payload)
+        del payload
+        assert watch() is None  # no cycle through the tracer's frame holds it
+    finally:
+        gc.enable()

@@ -254,6 +254,29 @@ def test_non_array_inputs_are_not_captured(jit):
     assert any("Tensor" in key for key in counters["graph_break"])
 
 
+class _Disguised:
+    """Claims to be an int through `__class__` and fails every other attribute read."""
+
+    @property
+    def __class__(self):
+        _Disguised.reads += 1
+        return int
+
+    def __getattr__(self, name):
+        _Disguised.reads += 1
+        raise RuntimeError(name)
+
+
+def test_tracing_runs_no_user_code_of_an_input(jit):
+    # NOTE(no-user-code-at-trace): only the user's own isinstance reads __class__.
+    def check(o, x):
+        return x + 1 if isinstance(o, int) else x - 1
+
+    _Disguised.reads = 0
+    assert same(jit(check)(_Disguised(), np.ones(2)), np.full(2, 2.0))
+    assert _Disguised.reads == 1
+
+
 def test_branches_on_constants_are_guarded(jit, inputs):
     compiled = jit(branches)
     x, y = inputs

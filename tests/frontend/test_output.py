@@ -52,3 +52,17 @@ def test_a_single_array_result_is_returned_directly(jit):
     names = [instr.opname for instr in dis.get_instructions(transformed(compiled))]
     assert "STORE_FAST" not in names and names[-1] == "RETURN_VALUE"
     assert "CALL" in disassembly(transformed(compiled))
+
+
+def test_a_value_computed_at_trace_time_is_not_the_literal_it_equals(jit):
+    # NOTE(constant-identity)
+    def rebuilt(x):
+        a = b = "xyzpdq"
+        c = a[:3] + b[3:]
+        ten = 10
+        big, literal = ten**20, 100000000000000000000
+        y = np.cos(x)
+        print(end="")  # a graph break: the strings and ints cross it as constants
+        return a is c, c == a, big is literal, y
+
+    assert jit(rebuilt)(np.ones(2))[:3] == rebuilt(np.ones(2))[:3] == (False, True, False)

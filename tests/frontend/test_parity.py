@@ -50,18 +50,12 @@ MODULES = ("test_abc", "test_augassign", "test_baseexception", "test_binop", "te
 # differs, so the entry goes when its bug is fixed.
 KNOWN_DIFFERENCES = {
     **dict.fromkeys([f"test.test_set.{case}.test_weakref" for case in ("TestSet", "TestSetSubclass")],
-                    "a local live at a graph break stays referenced while the resume function runs (by the "
-                    "frame that called it, and by the hook's FrameInfo), so `s = None` frees nothing"),
-    **dict.fromkeys([f"test.test_operator.{case}.{test}" for case in ("COperatorTestCase", "PyOperatorTestCase")
-                     for test in ("test_is", "test_is_not")],
-                    "`a[:3] + b[3:]` folded at trace time becomes a constant of the transformed code, which the "
-                    "assembler merges with the equal literal, so `a is c` holds"),
+                    "a local live at a graph break stays referenced while the resume function runs, by the "
+                    "frames that called it (while a PEP 523 hook is in, a caller holds a call's arguments "
+                    "until it returns), so `s = None` frees nothing"),
     **dict.fromkeys([f"test.test_generators.GeneratorStackTraceTest.{test}" for test in
                      ("test_send_with_yield_from", "test_throw_with_yield_from")],
                     "resume functions are frames of their own: a test that walks the stack sees them"),
-    "test.test_decorators.TestDecorators.test_eval_order [unraisable]":
-        "the tracer asks a user object for `__array_function__` (hasattr in Tracer._wrap_object), which runs "
-        "the object's __getattr__ at trace time; it raises, and the callback reports the error",
 }
 
 TOOK_TOO_LONG_S = 300

@@ -245,6 +245,39 @@ def test_the_graph_before_a_loop_is_captured_and_the_loop_runs_in_python(jit, ca
     assert "split before it" in record.getMessage()
 
 
+class _Base:
+    def scale(self, x):
+        return x * 2
+
+
+class _Derived(_Base):
+    def scale(self, x):
+        y = np.cos(x)
+        print(end="")  # a graph break before the zero-argument super()
+        return super().scale(y) + 1
+
+
+def _dir_after_a_break(x):
+    y = np.cos(x)
+    print(end="")
+    return sorted(dir()), y
+
+
+def _locals_after_a_break(x):
+    y = np.cos(x)
+    print(end="")
+    return sorted(locals()), sorted(vars())
+
+
+@pytest.mark.parametrize("fn, reason", [(_Derived().scale, "super()"), (_dir_after_a_break, "dir()"),
+                                        (_locals_after_a_break, "locals()")])
+def test_a_frame_that_looks_at_itself_is_not_resumed(jit, caplog, fn, reason):
+    with caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
+        assert same(jit(fn)(np.ones(2)), fn(np.ones(2)))
+    assert resume_codes(fn) == []  # (the frame super() calls has its own graph)
+    assert any("runs as it is: " in r.getMessage() and reason in r.getMessage() for r in caplog.records)
+
+
 def test_a_break_inside_try_splits_before_it(jit, capsys):
     def guarded(x):
         y = np.cos(x)
