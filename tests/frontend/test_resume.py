@@ -6,22 +6,12 @@ import logging
 
 import numpy as np
 import pytest
+from frontend.test_interpreter import same
 
 import pyjit
 from pyjit.frontend import resume
 from pyjit.frontend.bytecode import decode, locals_read_after
 from pyjit.utils import counters
-
-
-def same(got, want) -> bool:
-    """Same structure, types, dtypes, shapes and values."""
-    if type(got) is not type(want):
-        return False
-    if isinstance(want, (tuple, list)):
-        return len(got) == len(want) and all(map(same, got, want))
-    if isinstance(want, (np.ndarray, np.generic)):
-        return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
-    return got == want
 
 
 def graphs() -> int:
