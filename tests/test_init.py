@@ -42,3 +42,26 @@ def test_reset_forgets_compiled_entries():
     pyjit.reset()
     assert pyjit.cache_entries(double) == []
     assert double(5) == 10
+
+
+def test_compile_uses_the_inductor_backend_unless_told_otherwise(monkeypatch):
+    import numpy as np
+
+    from pyjit.backends import registry
+
+    used = []
+
+    def spy(graph_module, example_inputs):
+        used.append("inductor")
+        return graph_module
+
+    monkeypatch.setitem(registry._BACKENDS, "inductor", spy)
+    pyjit.reset()
+    try:
+        def shifted(x):
+            return np.sin(x) + 1.0
+
+        np.testing.assert_array_equal(pyjit.compile(shifted)(np.arange(3.0)), np.sin(np.arange(3.0)) + 1.0)
+    finally:
+        pyjit.reset()
+    assert used == ["inductor"]
