@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.methods import FORWARDED
+from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .breaks import Break
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue, Value,
@@ -37,6 +37,8 @@ _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where
 # ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
 ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
                           if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
+# Tensor methods the interpreter records (NOTE(tensor-capture)).
+TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, "reshape", "view", "transpose", "permute"})
 # ndarray attributes read from the meta, which the array guard covers.
 _META_ATTRIBUTES = {
     "shape": lambda meta: tuple(meta.shape), "ndim": lambda meta: meta.ndim, "dtype": lambda meta: meta.dtype,
@@ -55,7 +57,7 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
             raise Break("user_error", f"module {obj.module.__name__!r} has no attribute {name!r}")
         return tracer.wrap(getattr(obj.module, name), source)
     if isinstance(obj, ObjectValue) and source is not None:
-        return tracer.wrap(_plain_attribute(obj.value, name), source)
+        return _object_attr(tracer, obj, name, source)
     if isinstance(obj, ConstantValue) and isinstance(obj.value, type):
         if source is None:
             raise Break("unsupported", f"attribute {name!r} of a class that has no source to guard it by")
@@ -81,28 +83,64 @@ def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
         return ConstantValue(_META_ATTRIBUTES[name](meta))
     if name == "T":
         return tracer.call_op(REGISTRY["transpose"], (obj,), {})
+    if obj.tensor:
+        return _tensor_attr(tracer, obj, name)
     if name in ARRAY_METHODS:
         return CallableValue("method", name, self=obj)
     raise Break("unsupported", f"ndarray attribute {name!r} is not modelled")
 
 
-def _plain_attribute(value: Any, name: str) -> Any:
-    """`value.name` when reading it runs no user code: an instance attribute, or a class
-    attribute that is no descriptor (a property or method would run or bind code)."""
-    kind = type(value)
-    if kind.__getattribute__ is not object.__getattribute__ or hasattr(kind, "__getattr__"):
+def _tensor_attr(tracer, tensor: ArrayValue, name: str) -> Value:
+    """NOTE(tensor-capture): a Tensor's methods that are registry entries are recorded like
+    ndarray methods, with PyTorch's keywords; what reads or changes autograd state
+    (`backward`, `grad`, `item`, `numpy`, `detach`, hooks) runs in Python at a break."""
+    if name == "device":
+        return ConstantValue("cpu")  # the input guards check that every array is NumPy's
+    if name == "requires_grad" and tensor.source is not None:
+        example = next(example for source, example, _ in tracer.root.inputs if source == tensor.source)
+        return ConstantValue(example.requires_grad)  # the tensor guard checks it
+    if name in TENSOR_METHODS:
+        return CallableValue("method", name, self=tensor)
+    raise Break("unsupported", f"Tensor.{name} is not captured", hint="it runs in Python at a graph break")
+
+
+def _object_attr(tracer, obj: ObjectValue, name: str, source) -> Value:
+    """`obj.name` when reading it runs no user code: an instance attribute, a class
+    attribute that is no descriptor, a method (inlined when called, NOTE(inlining)), or
+    what the class's declared `__getattr__` protocol finds. Properties and other
+    descriptors would run code."""
+    from .inline import protocol_of
+
+    value, kind = obj.value, type(obj.value)
+    protocol = protocol_of(kind, "__getattr__")
+    if kind.__getattribute__ is not object.__getattribute__ \
+            or (inspect.getattr_static(kind, "__getattr__", None) is not None and protocol is None):
         raise Break("unsupported", f"{kind.__name__} customises attribute access: reading {name!r} runs code")
     try:
         found = inspect.getattr_static(value, name)
     except AttributeError:
-        raise Break("user_error", f"{type(value).__name__!r} object has no attribute {name!r}") from None
+        return _protocol_attr(tracer, value, name, obj.source, protocol)
     instance_dict = getattr(value, "__dict__", {})
     if name in instance_dict and instance_dict[name] is found:
-        return found
-    if hasattr(type(found), "__get__"):
-        raise Break("unsupported", f"{type(value).__name__}.{name} is a {type(found).__name__}: reading it runs code",
-                    hint="methods and properties of user objects are inlined once inlining exists")
-    return found
+        return tracer.wrap(found, source)
+    if type(found) is types.FunctionType:
+        # The bound method's __func__ is read through the instance, so an instance
+        # attribute shadowing the method fails the guard too.
+        tracer.guards.identity(source.attr("__func__"), found)
+        return CallableValue("user", found, self=obj, source=source)
+    if inspect.getattr_static(type(found), "__get__", None) is not None:
+        raise Break("unsupported", f"{kind.__name__}.{name} is a {type(found).__name__}: reading it runs code")
+    return tracer.wrap(found, source)
+
+
+def _protocol_attr(tracer, value: Any, name: str, value_source, protocol) -> Value:
+    """An attribute the instance lacks, where the class's `__getattr__` reads it from
+    dictionaries of the instance (NOTE(inlining))."""
+    for dict_name in protocol.attribute_dicts if protocol is not None else ():
+        registry = value.__dict__.get(dict_name)
+        if type(registry) is dict and name in registry:
+            return tracer.wrap(registry[name], value_source.attr(dict_name).item(name))
+    raise Break("user_error", f"{type(value).__name__!r} object has no attribute {name!r}")
 
 
 # Descriptors whose binding on a class runs no Python code.
@@ -134,14 +172,25 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "numpy":
             return _call_numpy(tracer, registry_entry(fn.target), fn.target, args, kwargs)
         if fn.kind == "method":
+            if fn.self.tensor:
+                return _call_tensor_method(tracer, fn.self, fn.target, args, kwargs)
             return _call_method(tracer, fn.self, fn.target, args, kwargs)
         if fn.kind == "builtin":
             return _call_builtin(tracer, fn.target, args, kwargs)
-        raise Break("graph_break", "pyjit.graph_break() was called", hint="remove it to capture the function whole")
+        if fn.kind == "op":
+            return tracer.call_op(fn.target, tuple(args), kwargs)
+        if fn.kind == "graph_break":
+            raise Break("graph_break", "pyjit.graph_break() was called",
+                        hint="remove it to capture the function whole")
+    from .inline import call_user
+
+    inlined = call_user(tracer, fn, args, kwargs)
+    if inlined is not None:
+        return inlined
     callee = getattr(fn, "value", getattr(fn, "module", fn))
     name = getattr(callee, "__qualname__", type(callee).__name__)
     raise Break("unsupported", f"call to {name}", hint="only NumPy functions in pyjit's op registry, ndarray "
-                "methods and a few builtins are captured; user functions are inlined in a later version")
+                "methods, a few builtins and user functions (inlined) are captured")
 
 
 def _call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -207,6 +256,30 @@ def _parameters(fn) -> inspect.Signature | None:
     if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
         return None
     return signature
+
+
+def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`tensor.name(*args, **kwargs)` as pyjit/autograd/methods.py defines it."""
+    if name in CONVERSIONS:
+        if args or kwargs:
+            raise Break("user_error", f"Tensor.{name}() takes no arguments")
+        dtype = np.dtype(CONVERSIONS[name])
+        if tensor.node.meta.dtype == dtype:
+            return tensor
+        return tracer.call_op(REGISTRY["astype"], (tensor, ConstantValue(dtype)), {})
+    if name in ("view", "permute"):
+        return _call_method(tracer, tensor, "reshape" if name == "view" else "transpose", args, kwargs)
+    if name == "transpose" and len(args) == 2 and not kwargs and all(
+            isinstance(arg, ConstantValue) and type(arg.value) is int for arg in args):
+        first, second = (arg.value for arg in args)
+        if tensor.node.meta.ndim != 2:
+            return tracer.call_op(REGISTRY["swapaxes"], (tensor, *args), {})
+        if first % 2 == 0 and second % 2 == 1:
+            raise Break("user_error", f"transpose({first}, {second}) of a matrix is ambiguous")
+    if name in ("reshape", "transpose"):
+        return _call_method(tracer, tensor, name, args, kwargs)
+    keywords = _fold(numpy_keywords, kwargs)
+    return tracer.call_op(REGISTRY[FORWARDED[name]], (tensor, *args), keywords)
 
 
 def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:

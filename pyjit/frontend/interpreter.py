@@ -23,6 +23,7 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..graph import Graph, Node, TensorMeta
+from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break
 from .bytecode import Instr, Label, decode
@@ -69,6 +70,7 @@ class Tracer:
         slots = self.code.co_argcount + self.code.co_kwonlyargcount
         slots += bool(self.code.co_flags & 0x04) + bool(self.code.co_flags & 0x08)  # *args, **kwargs
         self.arguments = {name: slot for slot, name in enumerate(self.code.co_varnames[:slots])}
+        self.depth = 0  # of inlined calls (NOTE(inlining))
 
     # -- the walk ---------------------------------------------------------------------------
     def run(self) -> Value:
@@ -95,6 +97,23 @@ class Tracer:
             if self.jump_to is not None:
                 index, self.jump_to = label_at[id(self.jump_to)], None
         raise Break("unsupported", "control ran off the end of the instructions")
+
+    @property
+    def root(self) -> Tracer:
+        """The tracer of the frame (an InlineTracer's is its caller's, NOTE(inlining))."""
+        return self
+
+    def callers(self):
+        """The tracers of the calls this one is inlined into, innermost first."""
+        return iter(())
+
+    def in_try_block(self) -> bool:
+        return self.instr is not None and self.instr.handler is not None
+
+    def note_first_op(self) -> None:
+        """The graph call of the transformed code goes where the first op was recorded."""
+        if self.first_op_instr is None:
+            self.first_op_instr = self.instr
 
     def push(self, value: Value) -> None:
         self.stack.append(value)
@@ -157,9 +176,9 @@ class Tracer:
         classes and the builtins the interpreter calls by identity; other objects by
         exact type (attributes read from them are guarded in turn)."""
         if type(value) is np.ndarray:
-            if value.dtype.kind not in _ARRAY_KINDS:
-                raise Break("unsupported", f"{source} is an array of dtype {value.dtype}, which no graph op takes")
             return self.array_input(value, source)
+        if type(value) is Tensor or (issubclass(type(value), Tensor) and type(value).__module__.startswith("pyjit.")):
+            return self.array_input(value, source)  # Tensor and pyjit.nn.Parameter
         # NOTE(no-user-code-at-trace): checks look at `type(value)`, never `isinstance(value,
         # ...)` (which reads a user `__class__`) nor `hasattr(value, ...)` (a user
         # `__getattr__`): tracing must not run user code nor let its exceptions escape.
@@ -183,6 +202,9 @@ class Tracer:
         if entry is not None:
             self.guards.identity(source, value)
             return CallableValue("numpy", value, source=source)
+        if kind in (Op, Composite):
+            self.guards.identity(source, value)
+            return CallableValue("op", value, source=source)
         if _is_graph_break(value):
             self.guards.identity(source, value)
             return CallableValue("graph_break", value, source=source)
@@ -204,24 +226,46 @@ class Tracer:
         if issubclass(kind, (np.ndarray, Tensor)) \
                 or inspect.getattr_static(kind, "__array_function__", None) is not None:
             # NOTE(value-later)
-            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray inputs are captured")
+            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray and pyjit.Tensor "
+                        "inputs are captured")
         self.guards.type(source, type(value))
         return ObjectValue(value, source)
 
-    def array_input(self, example: np.ndarray, source: Source) -> ArrayValue:
+    def array_input(self, example: np.ndarray | Tensor, source: Source) -> ArrayValue:
+        """A graph input: an ndarray, or a pyjit.Tensor on the CPU.
+
+        NOTE(tensor-capture): a pyjit.Tensor (or pyjit.nn.Parameter) is a graph input
+        like an array, guarded by `GuardSet.tensor` (type, array, requires_grad) and by
+        grad mode. The graph's nodes are registry ops, so when it runs on Tensors each
+        op dispatches to the Tensor (NOTE(dispatch-protocol)) and is recorded on the
+        tape: gradients come out exactly as without the JIT. An op with a Tensor among
+        its arguments gives a Tensor value, whose methods are the Tensor's
+        (`x.cos()`, `x.sum(dim=1)`); what reads or changes autograd state runs in Python
+        at a break."""
         known = self._input_of.get(source)
         if known is not None:
             return known
-        shape = tuple(self._size(source, dim, size) for dim, size in enumerate(example.shape))
-        meta = TensorMeta(shape, example.dtype)
+        tensor = type(example) is not np.ndarray
+        array = example._array if tensor else example
+        if type(array) is not np.ndarray:
+            raise Break("unsupported", f"{source} is a pyjit.Tensor on {example.device}; only CPU tensors are "
+                        "captured yet")
+        if array.dtype.kind not in _ARRAY_KINDS:
+            raise Break("unsupported", f"{source} is an array of dtype {array.dtype}, which no graph op takes")
+        shape = tuple(self._size(source, dim, size) for dim, size in enumerate(array.shape))
+        meta = TensorMeta(shape, array.dtype)
         with self.graph.at(self.loc):
             node = self.graph.placeholder(str(source), meta)  # the graph makes it a name
         # Inputs are met as the code reads them; placeholders come first in a graph.
         self.graph.nodes.remove(node)
         self.graph.nodes.insert(len(self.inputs), node)
-        self.guards.array(source, example, shape)
+        if tensor:
+            self.guards.tensor(source, example, shape)
+            self.guards.grad_mode()
+        else:
+            self.guards.array(source, example, shape)
         self.inputs.append((source, example, node))
-        value = self._input_of[source] = ArrayValue(node, source)
+        value = self._input_of[source] = ArrayValue(node, source, tensor)
         return value
 
     def _size(self, source: Source, dim: int, size: int):
@@ -233,7 +277,7 @@ class Tracer:
     # -- recording ops --------------------------------------------------------------------------
     def call_op(self, entry, args: tuple, kwargs: dict) -> Value:
         """Record `entry(*args, **kwargs)`; arguments are values."""
-        if self.instr is not None and self.instr.handler is not None:
+        if self.in_try_block():
             raise Break("unsupported", "an array op inside a try block is not captured: an error the graph raises "
                         "would miss the handler", hint="the code before the try block is captured")
         node_args = tuple(self.as_arg(arg) for arg in args)
@@ -248,15 +292,15 @@ class Tracer:
             raise Break("unsupported", f"{entry.name}: {error}") from error
         except Exception as error:  # the meta rules raise NumPy's errors for bad arguments
             raise Break("user_error", f"{entry.name}: {type(error).__name__}: {error}") from error
-        if self.first_op_instr is None:
-            self.first_op_instr = self.instr
-        return self.wrap_result(result)
+        self.note_first_op()
+        # NOTE(tensor-capture): an op with a Tensor among its arguments gives Tensors.
+        return self.wrap_result(result, tensor=any(_holds_tensor(value) for value in (*args, *kwargs.values())))
 
-    def wrap_result(self, result: Any) -> Value:
+    def wrap_result(self, result: Any, tensor: bool = False) -> Value:
         if isinstance(result, Node):
-            return ArrayValue(result)
+            return ArrayValue(result, tensor=tensor)
         if type(result) in (tuple, list):
-            return SequenceValue(type(result), [self.wrap_result(item) for item in result])
+            return SequenceValue(type(result), [self.wrap_result(item, tensor) for item in result])
         return ConstantValue(result)
 
     def as_arg(self, value: Value) -> Any:
@@ -268,6 +312,12 @@ class Tracer:
         if isinstance(value, SequenceValue):
             return value.kind(self.as_arg(item) for item in value.items)
         raise Break("unsupported", f"a {_describe(value)} cannot be an argument of a graph op")
+
+
+def _holds_tensor(value: Value) -> bool:
+    if isinstance(value, ArrayValue):
+        return value.tensor
+    return isinstance(value, SequenceValue) and any(map(_holds_tensor, value.items))
 
 
 def _has_node(structure: Any) -> bool:

@@ -51,6 +51,7 @@ class Value:
 class ArrayValue(Value):
     node: Node
     source: Source | None = None
+    tensor: bool = False  # a pyjit.Tensor (ops on it are recorded on the tape when the graph runs)
 
 
 @dataclasses.dataclass(eq=False, slots=True)
@@ -74,8 +75,9 @@ class ModuleValue(Value):
 
 @dataclasses.dataclass(eq=False, slots=True)
 class CallableValue(Value):
-    """kind: "numpy" (target: a NumPy function with a registry entry), "method" (target: the ndarray method's
-    name, bound to `self`), "builtin" (target: the builtin) or "graph_break"."""
+    """kind: "numpy" (target: a NumPy function with a registry entry), "op" (target: a pyjit.ops entry),
+    "method" (target: the ndarray or Tensor method's name, bound to `self`), "user" (target: a Python function,
+    the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin) or "graph_break"."""
 
     kind: str
     target: Any

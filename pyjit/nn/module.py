@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from pyjit.autograd import Tensor, no_grad
+from pyjit.frontend.inline import inline_protocol
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -40,6 +41,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+@inline_protocol(call="forward", attribute_dicts=("_parameters", "_buffers", "_modules"))
 class Module:
     """The base class of layers (NOTE(module-registration)); subclasses define `forward`
     and call `super().__init__()` before assigning parameters or submodules."""

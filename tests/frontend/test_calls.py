@@ -153,3 +153,48 @@ def test_attributes_of_constants_keep_their_identity(jit):
         _, start, stop = compiled(x, s)
         assert start is s.start and stop == 2
     assert len(pyjit.cache_entries(compiled)) == 1
+
+
+# -- pyjit.Tensor values (NOTE(tensor-capture)) ---------------------------------------------------
+def tensor_pair(requires_grad=True):
+    values = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4)
+    return (pyjit.tensor(values, requires_grad=requires_grad),
+            pyjit.tensor(values.copy(), requires_grad=requires_grad))
+
+
+def tensor_methods(t):
+    moved = t.transpose(0, 2).permute(2, 1, 0).view(6, 4)  # torch's two-axis transpose swaps on 3-D
+    return (moved.cos().cos().sum(dim=1, keepdim=True) * t.float().mean()).double().sum()
+
+
+def test_tensor_methods_are_recorded_and_their_gradients_are_the_tapes(jit):
+    compiled = jit(tensor_methods)
+    captured, eager = tensor_pair()
+    got, want = compiled(captured), tensor_methods(eager)
+    assert type(got) is pyjit.Tensor and got.grad_fn is not None
+    got.backward()
+    want.backward()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(captured.grad.numpy(), eager.grad.numpy(), rtol=1e-12)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_requires_grad_and_grad_mode_are_guarded(jit):
+    compiled = jit(lambda t: (t * 2).sum())
+    with_grad, without_grad = tensor_pair()[0], tensor_pair(requires_grad=False)[0]
+    assert compiled(with_grad).requires_grad
+    assert not compiled(without_grad).requires_grad
+    with pyjit.no_grad():
+        assert not compiled(with_grad).requires_grad
+    assert len(pyjit.cache_entries(compiled)) == 3
+
+
+def test_backward_inside_a_compiled_function_runs_at_a_break(jit):
+    def step(t):
+        loss = (t.sin() ** 2).sum()
+        loss.backward()
+        return t.grad * 1.0
+
+    captured, eager = tensor_pair()
+    np.testing.assert_allclose(jit(step)(captured).numpy(), step(eager).numpy(), rtol=1e-12)
+    assert any("Tensor.backward" in reason for reason in counters["graph_break"])
