@@ -11,7 +11,8 @@ from pyjit.logs import set_logs
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
-           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "manual_seed", "nn", "no_grad",
+           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "list_mode_options", "manual_seed", "nn",
+           "no_grad",
            "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset", "set_logs", "tensor", "utils",
            "zeros"]
 
@@ -31,10 +32,30 @@ def cache_entries(fn):
 def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, mode=None, options=None,
             disable=False):
     """Compile `fn` (a decorator, with or without arguments): its NumPy code is captured
-    into graphs that `backend` compiles, guarded and cached per input kind. `mode` and
-    `options` go to the backend when its compiler function takes them."""
-    return _frontend.compile(fn, compiler=_compiler(backend, mode, options), fullgraph=fullgraph, dynamic=dynamic,
-                             disable=disable)
+    into graphs that `backend` compiles, guarded and cached per input kind. `mode`
+    (`list_mode_options`) and `options` go to the backend when its compiler function
+    takes them. A pyjit.nn.Module gives a `CompiledModule`: calling it runs the
+    module's `forward` compiled; its attributes are the module's."""
+    settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    disable=disable)
+    if fn is None:
+        return lambda fn: compile(fn, **settings)
+    if mode is not None:
+        list_mode_options(mode)
+    compiler = _compiler(backend, mode, options)
+    if isinstance(fn, nn.Module):
+        forward = _frontend.compile(fn.forward, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic,
+                                    disable=disable)
+        return nn.CompiledModule(fn, forward)
+    return _frontend.compile(fn, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic, disable=disable)
+
+
+def list_mode_options(mode=None):
+    """The options a `pyjit.compile` mode implies: "default", "reduce-overhead",
+    "max-autotune", "max-autotune-no-cudagraphs" (NOTE(modes) in pyjit/backends/inductor.py)."""
+    from pyjit.backends.inductor import mode_options
+
+    return mode_options(mode)
 
 
 def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):

@@ -1,5 +1,8 @@
 """pyjit's public names that exist so far (pyjit/__init__.py)."""
 
+import numpy as np
+import pytest
+
 import pyjit
 from pyjit import _C
 
@@ -65,3 +68,32 @@ def test_compile_uses_the_inductor_backend_unless_told_otherwise(monkeypatch):
     finally:
         pyjit.reset()
     assert used == ["inductor"]
+
+
+def test_compiling_a_module_compiles_its_forward():
+    pyjit.reset()
+    layer = pyjit.nn.Linear(4, 3)
+    compiled = pyjit.compile(layer, backend="eager")
+    assert isinstance(compiled, pyjit.nn.CompiledModule) and compiled._orig_mod is layer
+    assert compiled.weight is layer.weight  # attributes are the module's
+    x = pyjit.tensor(np.linspace(-1, 1, 8).reshape(2, 4))
+    np.testing.assert_array_equal(compiled(x).numpy(), layer(x).numpy())
+    ((guards, _),) = pyjit.cache_entries(type(layer).forward)
+    assert "self._parameters['weight']" in guards
+    pyjit.reset()
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
+def test_every_mode_compiles_and_agrees(mode):
+    def chain(x):
+        return np.sin(x) * np.cos(x) + 1
+
+    x = np.linspace(0, 1, 33)
+    np.testing.assert_allclose(pyjit.compile(chain, mode=mode)(x), chain(x), rtol=1e-12)
+    assert isinstance(pyjit.list_mode_options(mode), dict)
+
+
+def test_an_unknown_mode_is_refused_when_compiling():
+    with pytest.raises(RuntimeError, match="Unrecognized mode='fastest'"):
+        pyjit.compile(lambda x: x, mode="fastest")
+    assert pyjit.list_mode_options("reduce-overhead") == {"cuda_graphs": True}

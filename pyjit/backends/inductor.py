@@ -35,11 +35,35 @@ MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
 _warned_no_compiler = False
 
 
+# NOTE(modes): torch.compile's four modes, as the options each implies. On the CPU all
+# four compile the same kernels: CUDA graphs exist only on the GPU, and the C kernels
+# have one schedule, so there is nothing to autotune yet; the names are accepted so
+# that code written for torch.compile runs, and unknown modes or options are refused.
+MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True},
+         "max-autotune": {"autotune": True, "cuda_graphs": True},
+         "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False}}
+OPTIONS = frozenset({"cuda_graphs", "autotune"})
+
+
+def mode_options(mode: str | None = None) -> dict:
+    """The options `mode` implies (NOTE(modes)); RuntimeError for an unknown mode."""
+    if mode is None:
+        mode = "default"
+    if mode not in MODES:
+        raise RuntimeError(f"Unrecognized mode={mode!r}, should be one of: {', '.join(MODES)}")
+    return dict(MODES[mode])
+
+
 @register_backend
-def inductor(graph_module, example_inputs):
+def inductor(graph_module, example_inputs, mode: str | None = None, options: dict | None = None):
     """Fused C kernels for the CPU (OpenMP threads, vector math); the compiled callable
     has `.kernels` (kernel IR), `.allocations` (arrays allocated per call), `.source` (C)
-    and `.glue` (Python). Graphs it cannot compile run as the graph module itself."""
+    and `.glue` (Python). Graphs it cannot compile run as the graph module itself.
+    `mode` and `options`: NOTE(modes)."""
+    mode_options(mode)
+    unknown = sorted(set(options or ()) - OPTIONS)
+    if unknown:
+        raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
     return compile_graphs([(graph_module, example_inputs)])[0]
 
 

@@ -4,8 +4,8 @@ leave a function alone, break the graph on purpose.
 The public `pyjit.compile` and `pyjit.optimize` look the backend up (the frontend never
 imports pyjit.backends) and hand its compiler function here.
 
-NOTE(entry-later): `compile` takes Python functions (and methods); pyjit.nn.Module
-instances, whose `forward` would be compiled, come with Tensor capture.
+NOTE(entry-functions): `compile` takes Python functions and methods; the public
+`pyjit.compile` turns a pyjit.nn.Module into its compiled `forward` (pyjit/__init__.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def compile(fn: Callable | None = None, *, compiler: Callable, fullgraph: bool =
         return fn
     code = getattr(fn, "__code__", None)
     if code is None:
-        raise TypeError(f"pyjit.compile takes a Python function, not {type(fn).__name__} (NOTE(entry-later))")
+        raise TypeError(f"pyjit.compile takes a Python function, not {type(fn).__name__} (NOTE(entry-functions))")
     converter = Converter(compiler, fullgraph=fullgraph, dynamic=dynamic, top_code=code)
     return functools.update_wrapper(_C.CompiledFunction(fn, converter), fn)
 

@@ -324,3 +324,25 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
             param.grad = None
         else:
             param.grad.zero_()
+
+
+class CompiledModule:
+    """What `pyjit.compile(module)` returns: a call runs the module's `forward` compiled
+    (the module has no hooks, so `module(x)` is `module.forward(x)`); every attribute
+    is the module's own, `_orig_mod` the module itself (torch's OptimizedModule)."""
+
+    def __init__(self, module: Module, forward: Callable):
+        object.__setattr__(self, "_orig_mod", module)
+        object.__setattr__(self, "_forward", forward)
+
+    def __call__(self, *args, **kwargs):
+        return self._forward(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self) -> str:
+        return f"CompiledModule({self._orig_mod!r})"
