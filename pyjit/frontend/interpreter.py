@@ -16,6 +16,7 @@ the transformed code.
 from __future__ import annotations
 
 import inspect
+import math
 import types
 from typing import Any
 
@@ -217,8 +218,8 @@ class Tracer:
             return ObjectValue(value, source)
         if kind is types.BuiltinFunctionType or issubclass(kind, type):
             self.guards.identity(source, value)
-            if any(value is builtin for builtin in SUPPORTED_BUILTINS):
-                return CallableValue("builtin", value, source=source)
+            if any(value is builtin for builtin in SUPPORTED_BUILTINS) or getattr(value, "__self__", None) is math:
+                return CallableValue("builtin", value, source=source)  # math's functions fold on constants
             return ConstantValue(value, source) if issubclass(kind, type) else ObjectValue(value, source)
         if kind is types.FunctionType:
             self.guards.constant(source, value)

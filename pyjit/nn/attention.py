@@ -53,12 +53,15 @@ class MultiheadAttention(Module):
         if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
             raise ValueError(f"query, key and value must all be 3-D (batched) or 2-D (one sequence), "
                              f"not {query.ndim}-D, {key.ndim}-D and {value.ndim}-D")
+        # Written without generator expressions, which pyjit.compile would not inline.
         if not batched:
-            query, key, value = (ops.expand_dims(x, 0) for x in (query, key, value))
+            query, key, value = ops.expand_dims(query, 0), ops.expand_dims(key, 0), ops.expand_dims(value, 0)
         elif not self.batch_first:
-            query, key, value = (ops.swapaxes(x, 0, 1) for x in (query, key, value))
+            query, key, value = ops.swapaxes(query, 0, 1), ops.swapaxes(key, 0, 1), ops.swapaxes(value, 0, 1)
         batch, target, source = query.shape[0], query.shape[1], key.shape[1]
-        q, k, v = (self._heads(self._project(x, index)) for index, x in enumerate((query, key, value)))
+        q = self._heads(self._project(query, 0))
+        k = self._heads(self._project(key, 1))
+        v = self._heads(self._project(value, 2))
         scores = ops.matmul(ops.multiply(q, math.sqrt(1.0 / self.head_dim)), ops.swapaxes(k, -1, -2))
         mask = self._mask(attn_mask, key_padding_mask, batched, (batch, target, source), scores.dtype)
         if mask is not None:
