@@ -209,3 +209,44 @@ def test_a_graph_break_keeps_no_argument_alive_after_the_call(jit):
         assert watch() is None  # no cycle through the tracer's frame holds it
     finally:
         gc.enable()
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+class OtherBox(Box):
+    pass
+
+
+def unboxed(x, box):
+    return x * box.value
+
+
+@pytest.mark.parametrize("first, second, failure", [
+    ((np.ones(3), Box(2.0)), (np.ones(3), OtherBox(2.0)), "'box' type mismatch"),
+    ((np.ones(3), Box(2.0)), (np.ones(3), Box(3.0)), "box.value"),
+    ((pyjit.tensor(np.ones(3), requires_grad=True), Box(2.0)), (pyjit.tensor(np.ones(3)), Box(2.0)),
+     "x._requires_grad"),
+], ids=["object-type", "attribute", "requires_grad"])
+def test_object_and_tensor_guards_recompile_once(jit, caplog, first, second, failure):
+    compiled = jit(unboxed)
+    with caplog.at_level(logging.DEBUG, logger="pyjit.recompiles"):
+        for args in (first, second, first, second):
+            got, want = compiled(*args), unboxed(*args)
+            np.testing.assert_array_equal(np.asarray(getattr(got, "numpy", lambda: got)()),
+                                          np.asarray(getattr(want, "numpy", lambda: want)()))
+    assert len(entries(compiled)) == 2
+    (record,) = [r for r in caplog.records if r.name == "pyjit.recompiles"]
+    assert failure in record.getMessage(), record.getMessage()
+
+
+def test_grad_mode_recompiles_once(jit):
+    compiled = jit(lambda t: t * 2)
+    t = pyjit.tensor(np.ones(3), requires_grad=True)
+    for _ in range(2):
+        assert compiled(t).requires_grad
+        with pyjit.no_grad():
+            assert not compiled(t).requires_grad
+    assert len(pyjit._C.cache_entries(compiled.__wrapped__.__code__)) == 2
