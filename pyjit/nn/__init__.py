@@ -7,5 +7,5 @@ from .containers import ModuleList, Sequential
 from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sigmoid, Tanh
 from .module import CompiledModule, Module, Parameter
 
-__all__ = ["CompiledModule", "Dropout", "Embedding", "GELU", "LayerNorm", "Linear", "Module", "ModuleList", "MultiheadAttention",
-           "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional"]
+__all__ = ["CompiledModule", "Dropout", "Embedding", "GELU", "LayerNorm", "Linear", "Module", "ModuleList",
+           "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional"]
