@@ -320,6 +320,20 @@ PyObject* get_eval_frame() {
   return Py_NewRef(mine ? hook->callback : Py_None);
 }
 
+bool callback_compiler_is(PyObject* compiler) {
+  ThreadHook* hook = &t_hook;
+  if (hook->owner != PyThreadState_Get() || !hook->callback) return false;
+  static PyObject* name = PyUnicode_InternFromString("compiler");
+  PyObject* found = PyObject_GetAttr(hook->callback, name);
+  if (!found) {
+    PyErr_Clear();  // a callback without a compiler matches no entry that needs one
+    return false;
+  }
+  bool same = found == compiler;
+  Py_DECREF(found);
+  return same;
+}
+
 bool hook_installed() { return compat::interpreter_eval_frame() == &eval_frame; }
 
 bool frame_info_view(PyObject* object, FrameView* view) {

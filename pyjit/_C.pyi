@@ -56,6 +56,10 @@ def set_eval_frame(callback: Callback | None) -> Callback | None:
 def get_eval_frame() -> Callback | None:
     """The calling thread's callback."""
 
+def callback_compiler_is(compiler: object) -> bool:
+    """Whether this thread's callback has a `compiler` attribute that is `compiler`
+    (NOTE(compiler-guard) in pyjit/frontend/convert.py)."""
+
 def hook_installed() -> bool:
     """Whether the interpreter's eval-frame function is currently pyjit's."""
 

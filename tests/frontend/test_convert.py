@@ -250,3 +250,22 @@ def test_grad_mode_recompiles_once(jit):
         with pyjit.no_grad():
             assert not compiled(t).requires_grad
     assert len(pyjit._C.cache_entries(compiled.__wrapped__.__code__)) == 2
+
+
+def test_wrappers_with_different_backends_keep_their_own_graphs(jit):
+    compiled_by = []
+
+    def recording(name):
+        def compiler(graph_module, example_inputs):
+            compiled_by.append(name)
+            return graph_module
+        return compiler
+
+    first, second = jit(scaled, backend=recording("first")), jit(scaled, backend=recording("second"))
+    x = np.ones(3)
+    for _ in range(2):
+        np.testing.assert_array_equal(first(x, 2), scaled(x, 2))
+        np.testing.assert_array_equal(second(x, 2), scaled(x, 2))
+    assert compiled_by == ["first", "second"]
+    guards = [guard for guard, _ in entries(first)]
+    assert len(guards) == 2 and "the backend is compiler" in guards[0]
