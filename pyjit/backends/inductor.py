@@ -4,7 +4,7 @@ A graph is scheduled into kernels and eager steps (NOTE(fusion) in
 pyjit/codegen/scheduler.py), its kernels rendered as one C translation unit
 (NOTE(c-renderer)), built and loaded through the disk cache (NOTE(kernel-cache)), and
 run by generated glue (NOTE(glue)) that falls back to the graph module for any input it
-was not compiled for, autograd tensors included.
+was not compiled for. pyjit.Tensor inputs: NOTE(tensor-kernels).
 
 NOTE(layouts): a kernel reads each input either as C-contiguous (strides computed from
 the shape: unit-stride inner loops that vectorize) or as "strided" (its element strides
@@ -21,12 +21,13 @@ from __future__ import annotations
 import warnings
 
 from .. import logs
+from ..autograd import Tensor, is_grad_enabled
 from ..codegen import build
 from ..codegen.c_renderer import render_unit
 from ..codegen.lowering import Unsupported
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
-from ..graph import TensorMeta
+from ..graph import Node, TensorMeta
 from ..utils import counters
 from .registry import register_backend
 
@@ -64,7 +65,49 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     unknown = sorted(set(options or ()) - OPTIONS)
     if unknown:
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
-    return compile_graphs([(graph_module, example_inputs)])[0]
+    examples = list(example_inputs or ())
+    if not any(isinstance(example, Tensor) for example in examples):
+        return compile_graphs([(graph_module, examples)])[0]
+    arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
+    compiled = compile_graphs([(graph_module, arrays)])[0]
+    return graph_module if compiled is graph_module else _on_tensors(graph_module, compiled, examples)
+
+
+def _on_tensors(graph_module, compiled, examples: list):
+    """NOTE(tensor-kernels): a graph of pyjit.Tensor inputs runs its kernels on the
+    tensors' arrays when no gradient is recorded (grad mode off, or no input requires
+    grad): the tape would record nothing, so the result is the same Tensors holding the
+    kernels' arrays. An output is a Tensor when it depends on a Tensor input, as the ops
+    would make it. Otherwise the graph module runs the ops on the tape (AOT backward
+    graphs are a later step)."""
+    tensor_inputs = {node for node, example in zip(graph_module.graph.placeholders, examples)
+                     if isinstance(example, Tensor)}
+    output = graph_module.graph.output_node.args[0]
+    single = isinstance(output, Node)
+    wrap = [_depends_on(node, tensor_inputs) for node in ([output] if single else output)]
+
+    def run(*args):
+        if is_grad_enabled() and any(isinstance(arg, Tensor) and arg.requires_grad for arg in args):
+            return graph_module(*args)
+        results = compiled(*(arg._array if isinstance(arg, Tensor) else arg for arg in args))
+        if single:
+            return Tensor(results) if wrap[0] else results
+        return tuple(Tensor(result) if tensor else result for result, tensor in zip(results, wrap))
+
+    run.kernels, run.graph_module = compiled.kernels, graph_module
+    return run
+
+
+def _depends_on(node: Node, inputs: set) -> bool:
+    seen, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if current in inputs:
+            return True
+        if current not in seen:
+            seen.add(current)
+            todo.extend(current.inputs())
+    return False
 
 
 def compile_graphs(items) -> list:

@@ -93,6 +93,22 @@ def test_autograd_tensors_take_the_tape_path(rng):
     np.testing.assert_allclose(tensor.grad.numpy(), expected, rtol=1e-12)
 
 
+def test_tensors_that_record_no_gradient_run_the_kernels(rng):
+    x, y = rng.standard_normal(5), rng.standard_normal(5)
+    graph_module = module(lambda t, a: (chain(t), ops.sin(a)), TensorMeta(x.shape, np.float64),
+                          TensorMeta(y.shape, np.float64))
+    compiled = inductor(graph_module, pyjit.tensor(x), y)
+    assert compiled.kernels  # compiled for the tensors' arrays
+    for tensor in (pyjit.tensor(x), pyjit.tensor(x, requires_grad=True)):
+        with pyjit.no_grad():
+            from_tensor, from_array = compiled(tensor, y)
+        assert type(from_tensor) is pyjit.Tensor and not from_tensor.requires_grad
+        assert type(from_array) is np.ndarray  # as the ops give: it depends on no tensor
+        np.testing.assert_allclose(from_tensor.numpy(), chain(x), rtol=1e-12)
+    recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: the tape
+    assert recorded.grad_fn is not None
+
+
 @pytest.mark.parametrize("layout", ["F", "every-other", "reversed", "broadcast"])
 def test_other_layouts_run_a_variant_compiled_for_them(rng, layout):
     x = rng.standard_normal((6, 8)).astype(F32)
