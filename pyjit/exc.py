@@ -16,3 +16,8 @@ class InvalidBackend(PyjitError):
 class Unsupported(PyjitError):
     """`fullgraph=True` (or `optimize(nopython=True)`) met code it cannot capture whole;
     the message gives the break reason, the user's file:line and a hint."""
+
+
+class BackendCompilerFailed(PyjitError):
+    """The backend raised while compiling a captured graph; the message names the backend
+    and the user's file:line, and `__cause__` is the backend's own exception."""

@@ -47,13 +47,13 @@ from typing import Callable
 import numpy as np
 
 from .. import _C, config
-from ..exc import Unsupported
+from ..exc import BackendCompilerFailed, Unsupported
 from ..utils import counters
 from .breaks import Break, BreakReason
 from .bytecode import Instr, assemble, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
-from .output import prologue, build, disassembly
+from .output import Output, build, disassembly, prologue
 from .resume import CodeMap, build_break, repeats_a_break
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
@@ -173,17 +173,40 @@ class Converter:
                 tracer.unresumable = "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
                 return tracer, None, stop
             try:
-                return tracer, build_break(tracer, self.compiler), stop
+                return tracer, build_break(tracer, self._compile_graph), stop
             except Break as why:
                 tracer.unresumable = why.explanation
                 return tracer, None, stop
+            except _CompilerFailed as failure:
+                return tracer, self._failing(tracer, failure.__cause__), None
         if not tracer.graph.calls():
             return tracer, None, None
         try:
-            return tracer, build(tracer, self.compiler), None
+            return tracer, build(tracer, self._compile_graph), None
         except Break as stop:
             tracer.unresumable = "the transformed code cannot rebuild its result"
             return tracer, None, stop.with_traceback(None)
+        except _CompilerFailed as failure:
+            return tracer, self._failing(tracer, failure.__cause__), None
+
+    def _compile_graph(self, graph_module, example_inputs):
+        try:
+            return self.compiler(graph_module, example_inputs)
+        except Exception as error:
+            raise _CompilerFailed from error
+
+    def _failing(self, tracer: Tracer, error: Exception) -> Output:
+        """NOTE(backend-errors): a backend that raises is the user's to see, as with
+        torch.compile: the entry's code raises BackendCompilerFailed (its cause the
+        backend's exception) at the line of the graph's first op, for every call its guards
+        accept, rather than the error being printed and the code run eagerly."""
+        name = getattr(self.compiler, "__name__", None) or getattr(getattr(self.compiler, "func", None), "__name__",
+                                                                   "backend")
+        instr = tracer.first_op_instr or tracer.instr
+        where = f"{tracer.code.co_filename}:{instr.loc.lineno}" if instr is not None and instr.loc else "?"
+        message = f"backend {name!r} raised {type(error).__name__}: {error}\n  while compiling the graph at {where}"
+        return Output(_raising_code(tracer, BackendCompilerFailed, message, instr, cause=error.with_traceback(None)),
+                      None)
 
     def _may_recompile(self, frame, entries, state: CodeState) -> bool:
         code = frame.f_code
@@ -239,16 +262,24 @@ class Converter:
         if reason.kind == "user_error":
             return None
         if self.fullgraph:
-            return tracer.guards.compile(frame), _raising_code(tracer, reason)
+            return tracer.guards.compile(frame), _raising_code(tracer, Unsupported, str(reason), tracer.instr)
         return None if entries else _C.SKIP
 
 
-def _raising_code(tracer: Tracer, reason: BreakReason):
-    """The original's prologue, then `raise Unsupported(<reason>)` at the breaking line."""
-    loc = tracer.instr.loc if tracer.instr is not None else None
-    body = call_instructions([Instr("LOAD_CONST", Unsupported, loc=loc)], [[Instr("LOAD_CONST", str(reason), loc=loc)]],
+class _CompilerFailed(Exception):
+    """The backend raised (its exception is the cause); NOTE(backend-errors)."""
+
+
+def _raising_code(tracer: Tracer, error_type: type, message: str, instr: Instr | None,
+                  cause: Exception | None = None):
+    """The original's prologue, then `raise error_type(message) [from cause]` at `instr`'s
+    line (a new exception each time: a raised one collects the frames it passes)."""
+    loc = instr.loc if instr is not None else None
+    body = call_instructions([Instr("LOAD_CONST", error_type, loc=loc)], [[Instr("LOAD_CONST", message, loc=loc)]],
                              loc)
-    body.append(Instr("RAISE_VARARGS", 1, loc=loc))
+    if cause is not None:
+        body.append(Instr("LOAD_CONST", cause, loc=loc))
+    body.append(Instr("RAISE_VARARGS", 1 + (cause is not None), loc=loc))
     return assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
 
 

@@ -269,3 +269,24 @@ def test_wrappers_with_different_backends_keep_their_own_graphs(jit):
     assert compiled_by == ["first", "second"]
     guards = [guard for guard, _ in entries(first)]
     assert len(guards) == 2 and "the backend is compiler" in guards[0]
+
+
+def test_a_backend_that_raises_gives_backend_compiler_failed_at_the_users_line(jit, monkeypatch):
+    reports = []
+    monkeypatch.setattr(sys, "unraisablehook", reports.append)
+
+    def broken_backend(graph_module, example_inputs):
+        raise ValueError("no kernels today")
+
+    def shifted(x):
+        y = x + 1  # the first op
+        return y * 2
+
+    compiled = jit(shifted, backend=broken_backend)
+    for _ in range(2):  # the entry keeps raising for inputs its guards accept
+        with pytest.raises(pyjit.exc.BackendCompilerFailed, match="no kernels today") as info:
+            compiled(np.ones(2))
+        assert isinstance(info.value.__cause__, ValueError)
+        assert f"{__file__}:{shifted.__code__.co_firstlineno + 1}" in str(info.value)
+        assert "the first op" in str(info.traceback[-1].statement)
+    assert not reports and len(entries(compiled)) == 1
