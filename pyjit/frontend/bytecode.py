@@ -36,11 +36,13 @@ assembler writes one table entry per run of consecutive instructions sharing a h
 
 import dataclasses
 import dis
+import functools
 import itertools
 import opcode
 import sys
 import types
-from typing import NamedTuple
+import weakref
+from typing import Callable, NamedTuple
 
 _VERSION = sys.version_info[:2]
 
@@ -210,6 +212,43 @@ def _localsplus(varnames, cellvars, freevars) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- decode
+
+
+class CodeMap:
+    """Values kept per code object (by identity: equal code objects may come from
+    different files) for as long as the code lives."""
+
+    def __init__(self):
+        self._entries: dict[int, tuple[weakref.ref, object]] = {}
+
+    def get(self, code: types.CodeType, make: Callable):
+        found = self._entries.get(id(code))
+        if found is None or found[0]() is not code:
+            # The callback binds the dict: at interpreter exit the module's globals are gone.
+            forget = functools.partial(_forget, self._entries, id(code))
+            found = self._entries[id(code)] = (weakref.ref(code, forget), make())
+        return found[1]
+
+    def __contains__(self, code: types.CodeType) -> bool:
+        found = self._entries.get(id(code))
+        return found is not None and found[0]() is code
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def _forget(entries: dict, key: int, _) -> None:
+    entries.pop(key, None)
+
+
+_decoded = CodeMap()
+
+
+def decoded(code: types.CodeType) -> Bytecode:
+    """`decode(code)`, kept for as long as the code lives: the interpreter and the
+    resume functions read it, and nothing may change it (edit a copy made with
+    `dataclasses.replace`)."""
+    return _decoded.get(code, lambda: decode(code))
 
 
 def decode(code: types.CodeType) -> Bytecode:
@@ -802,12 +841,11 @@ _LOCAL_READS = frozenset(name for name in _OPCODES if name.startswith("LOAD_FAST
 _STOPS = _names_of(_NO_FALLTHROUGH) | {"JUMP"}
 
 
-def locals_read_after(instructions: list, start: int) -> set[str]:
-    """The local variables some instruction reachable from `instructions[start]` (by
-    falling through, jumping or raising into a handler) reads: a safe superset of the
-    locals live there."""
+def reachable_from(instructions: list, start: int) -> set[int]:
+    """The indices of the items (instructions and labels) control can reach from
+    `instructions[start]`: by falling through, jumping or raising into a handler."""
     label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
-    seen, todo, names = set(), [start], set()
+    seen, todo = set(), [start]
     while todo:
         index = todo.pop()
         while index < len(instructions) and index not in seen:
@@ -816,16 +854,27 @@ def locals_read_after(instructions: list, start: int) -> set[str]:
             index += 1
             if isinstance(instr, Label):
                 continue
-            if instr.name in _PAIRS:
-                names.update(name for part, name in zip(_PAIRS[instr.name], instr.arg) if part == "LOAD_FAST")
-            elif instr.name in _LOCAL_READS:
-                names.add(instr.arg)
             if _KIND[instr.name] is _JUMP:
                 todo.append(label_at[id(instr.arg)])
             if instr.handler is not None:
                 todo.append(label_at[id(instr.handler.target)])
             if instr.name in _STOPS:
                 break
+    return seen
+
+
+def locals_read_after(instructions: list, start: int) -> set[str]:
+    """The local variables some instruction reachable from `instructions[start]` reads:
+    a safe superset of the locals live there."""
+    names = set()
+    for index in reachable_from(instructions, start):
+        instr = instructions[index]
+        if isinstance(instr, Label):
+            continue
+        if instr.name in _PAIRS:
+            names.update(name for part, name in zip(_PAIRS[instr.name], instr.arg) if part == "LOAD_FAST")
+        elif instr.name in _LOCAL_READS:
+            names.add(instr.arg)
     return names
 
 

@@ -37,7 +37,7 @@ import types
 from typing import Any
 
 from .breaks import Break
-from .bytecode import decode
+from .bytecode import decoded
 from .interpreter import Tracer
 from .sources import BuiltinSource, Source
 from .values import NULL, CallableValue, ObjectValue, SequenceValue, Value
@@ -139,8 +139,10 @@ def _refuse(tracer: Tracer, function: types.FunctionType, source: Source | None)
         why = "it takes **kwargs"
     elif _is_library(code.co_filename):
         why = f"it is library code ({code.co_filename})"
-    elif tracer.depth >= MAX_DEPTH or any(code is outer.code for outer in tracer.callers()):
+    elif tracer.depth >= MAX_DEPTH or any(code is outer.code for outer in (tracer, *tracer.callers())):
         why = "it is recursive or nested too deeply"
+    elif "__signature__" in function.__dict__:
+        why = "its __signature__ says other than its code"
     if why is not None:
         raise Break("unsupported", f"call to {function.__qualname__} is not inlined: {why}",
                     hint="the call runs in Python, where the callee is captured as a frame of its own")
@@ -223,7 +225,7 @@ class InlineTracer(Tracer):
         self.parent, self.function, self.function_source = parent, function, source
         self.depth = parent.depth + 1
         self.code = function.__code__
-        self.bytecode = decode(self.code)
+        self.bytecode = decoded(self.code)
         self.stack, self.locals, self.kw_names = [], dict(arguments), ()
         self.instr, self.index, self.stack_before = None, 0, []
         self.returned = self.jump_to = None
