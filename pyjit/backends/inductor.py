@@ -18,6 +18,8 @@ Outputs are always new C-contiguous arrays (NumPy would keep an F-ordered input'
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import warnings
 
 from .. import logs
@@ -113,6 +115,28 @@ def _depends_on(node: Node, inputs: set) -> bool:
 def compile_graphs(items) -> list:
     """inductor() for several (graph_module, example_inputs) at once: every kernel of
     every graph in one translation unit, so one compiler run (tests batch their graphs)."""
+    with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
+        return _compile_graphs(items)
+
+
+@contextlib.contextmanager
+def _recursion_room(nodes: int):
+    """NOTE(deep-chains): scheduling and rendering walk a fused expression recursively, a
+    few Python frames per op, and an unrolled loop makes chains of hundreds of ops; the
+    recursion limit is raised for the walk (Python-to-Python calls use no C stack on
+    3.11+). CPython 3.12 also counts some of those calls against its fixed C recursion
+    limit, so there a chain of more than about 70 fused ops still raises RecursionError:
+    the graph then runs eagerly, counted in counters["inductor"]["too_deep"]. The fix is
+    a walk that is not recursive (or a cap on fusion depth)."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, 1000 + 25 * nodes))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _compile_graphs(items) -> list:
     plans = []
     for position, (graph_module, example_inputs) in enumerate(items):
         layouts = _layouts(graph_module.graph, example_inputs)
@@ -142,7 +166,11 @@ def _load(plans: list[_Plan]):
     global _warned_no_compiler
     if not plans:
         return None
-    source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+    try:
+        source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+    except RecursionError:  # NOTE(deep-chains)
+        counters["inductor"]["too_deep"] += len(plans)
+        return None
     try:
         return build.load(source)
     except build.CompilerUnavailable as error:
@@ -175,6 +203,10 @@ class _Plan:
                 return None
             glue, namespace = glue_source(scheduled, layouts)
         except (Unsupported, GlueError):
+            return None
+        except RecursionError:  # NOTE(deep-chains)
+            counters["inductor"]["too_deep"] += 1
+            _output_code.debug("graph %s is too deep to fuse here; it runs eagerly", graph_module.graph.name)
             return None
         except Exception as error:  # a bug: the graph still runs, eagerly, and says so
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
@@ -222,9 +254,10 @@ class _Variants:
         key = tuple(layout_of(args[position]) for position in self.positions)
         run = self.table.get(key)
         if run is None:
-            plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "")
-            library = _load([plan]) if plan is not None else None
-            run = plan.bind(library, self) if library is not None else self.graph_module
+            with _recursion_room(len(self.graph_module.graph.nodes)):
+                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "")
+                library = _load([plan]) if plan is not None else None
+                run = plan.bind(library, self) if library is not None else self.graph_module
             self.table[key] = run
         if run is self.graph_module:
             return run(*args)

@@ -2,6 +2,7 @@
 every input they may be called with (NOTE(glue), NOTE(layouts))."""
 
 import logging
+import sys
 
 import numpy as np
 import pytest
@@ -107,6 +108,19 @@ def test_tensors_that_record_no_gradient_run_the_kernels(rng):
         np.testing.assert_allclose(from_tensor.numpy(), chain(x), rtol=1e-12)
     recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: the tape
     assert recorded.grad_fn is not None
+
+
+def test_a_chain_of_hundreds_of_ops_compiles_or_runs_eagerly_without_noise(rng):
+    def long_chain(x):
+        for _ in range(300):  # what an unrolled loop gives
+            x = ops.add(ops.multiply(x, 0.5), 0.1)
+        return x
+
+    x = rng.standard_normal(64).astype(F32)
+    compiled = inductor(module(long_chain, TensorMeta(x.shape, F32)), x)
+    np.testing.assert_allclose(compiled(x), long_chain(x), rtol=1e-6)
+    # NOTE(deep-chains): CPython 3.12's C recursion limit stops the fused walk there.
+    assert hasattr(compiled, "kernels") or (sys.version_info[:2] == (3, 12) and counters["inductor"]["too_deep"])
 
 
 @pytest.mark.parametrize("layout", ["F", "every-other", "reversed", "broadcast"])
