@@ -11,10 +11,9 @@ from pyjit.logs import set_logs
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
-           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "list_mode_options", "manual_seed", "nn",
-           "no_grad",
-           "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset", "set_logs", "tensor", "utils",
-           "zeros"]
+           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "list_mode_options",
+           "manual_seed", "nn", "no_grad", "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset",
+           "set_logs", "tensor", "utils", "zeros"]
 
 
 def reset():

@@ -41,6 +41,11 @@ mutations) after a compiled graph runs; False leaves them undone."""
 compiled_autograd = False
 """Capture each `backward()` run inside compiled code whole, as one graph."""
 
+unroll_limit = 5000
+"""Instructions one trace may interpret while unrolling loops (inlined calls included).
+A loop that goes past it is a graph break: the graph so far runs and the rest of the
+loop runs in Python."""
+
 
 def _default_cache_dir() -> str:
     if os.environ.get("PYJIT_CACHE_DIR"):

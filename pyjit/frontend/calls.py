@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .breaks import Break
-from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue, Value,
-                     is_constant, python_value, registry_entry)
+from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
+                     ObjectValue, SequenceValue, Value, is_constant, python_value, reaches, registry_entry)
 
 # Parameters that choose how an op works, as opposed to the data it works on.
 _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
@@ -50,6 +51,9 @@ _META_ATTRIBUTES = {
 def load_attr(tracer, obj: Value, name: str) -> Value:
     """`obj.name`."""
     source = obj.source.attr(name) if obj.source is not None else None
+    found = tracer.side_effects.load_attr(tracer, obj, name)  # a pending store, a list method (NOTE(side-effects))
+    if found is not None:
+        return found
     if isinstance(obj, ArrayValue):
         return _array_attr(tracer, obj, name)
     if isinstance(obj, ModuleValue):
@@ -177,6 +181,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
             return _call_method(tracer, fn.self, fn.target, args, kwargs)
         if fn.kind == "builtin":
             return _call_builtin(tracer, fn.target, args, kwargs)
+        if fn.kind == "container_method":
+            return tracer.side_effects.call_method(tracer, fn.self, fn.target, args, kwargs)
         if fn.kind == "op":
             return tracer.call_op(fn.target, tuple(args), kwargs)
         if fn.kind == "graph_break":
@@ -303,9 +309,23 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     if fn is builtins.abs and len(args) == 1 and isinstance(args[0], ArrayValue):
         return tracer.call_op(REGISTRY["abs"], tuple(args), kwargs)
     if fn is builtins.isinstance and len(args) == 2 and is_constant(args[1]):
-        return ConstantValue(_isinstance(args[0], python_value(args[1])))
-    if fn in (builtins.tuple, builtins.list) and len(args) == 1 and isinstance(args[0], SequenceValue):
-        return SequenceValue(fn, list(args[0].items))
+        return ConstantValue(_isinstance(tracer, args[0], python_value(args[1])))
+    if fn is builtins.getattr and len(args) == 2 and not kwargs and isinstance(args[1], ConstantValue) \
+            and type(args[1].value) is str:
+        return load_attr(tracer, args[0], args[1].value)
+    if fn in (builtins.tuple, builtins.list) and len(args) == 1 and not kwargs \
+            and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue)):
+        return SequenceValue(fn, consume(iterate(tracer, args[0])))
+    if fn in _ITERATOR_BUILTINS:
+        return _iterator_builtin(tracer, fn, args, kwargs)
+    if fn is builtins.sum and len(args) == 1 and set(kwargs) <= {"start"} \
+            and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue)):
+        return _sum(tracer, consume(iterate(tracer, args[0])), kwargs.get("start", ConstantValue(0)))
+    if fn is builtins.next and 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], IteratorValue):
+        item = args[0].next_item()
+        if item is None and len(args) == 1:
+            raise Break("user_error", "StopIteration")
+        return args[1] if item is None else item
     if any(isinstance(arg, ArrayValue) for arg in (*args, *kwargs.values())):
         raise Break("data_dependent", f"{fn.__name__}() of an array needs its values",
                     hint="keep the computation in NumPy functions")
@@ -314,11 +334,131 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     return ConstantValue(_fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
 
 
+# -- iteration (NOTE(loop-unrolling) in opcodes.py) --------------------------------------------
+_ITERATOR_BUILTINS = (builtins.iter, builtins.enumerate, builtins.zip, builtins.reversed)
+_ITERABLE_CONSTANTS = (tuple, list, str, bytes, range)
+
+
+def iterate(tracer, value: Value) -> IteratorValue:
+    """`iter(value)`, with the items it yields materialised; an iterator is its own."""
+    if isinstance(value, IteratorValue):
+        return value
+    if isinstance(value, SequenceValue):
+        return IteratorValue(value.items, of_list=value if value.kind is list else None)
+    if isinstance(value, ConstantValue) and type(value.value) in _ITERABLE_CONSTANTS:
+        try:
+            _check_unroll_length(len(value.value))
+        except OverflowError:  # a range longer than an index can say
+            _check_unroll_length(float("inf"))
+        items = [ConstantValue(item) for item in value.value]
+        if type(value.value) is list:
+            return IteratorValue(items, rebuildable=False)
+        return IteratorValue(items, made_by=(builtins.iter, [], value.value))
+    if isinstance(value, ArrayValue):
+        return IteratorValue(_rows(tracer, value), exact=False)
+    raise Break("unsupported", f"iterating a {_described(value)} is not unrolled",
+                hint="loops over tuples, lists, ranges, strings, arrays and enumerate/zip/reversed of them are "
+                     "unrolled; this one runs in Python")
+
+
+def consume(iterator: IteratorValue) -> list[Value]:
+    """The items `iterator` has left, which it then no longer has."""
+    items = iterator.remaining()
+    iterator.position += len(items)
+    return items
+
+
+def _check_unroll_length(length: float) -> None:
+    from .. import config
+
+    if length > config.unroll_limit:
+        raise Break("unsupported", f"a loop over {length} items would unroll beyond config.unroll_limit "
+                    f"({config.unroll_limit} instructions)", hint="the loop runs in Python")
+
+
+def _rows(tracer, array: ArrayValue) -> list[Value]:
+    """`x[0], x[1], ...`: what iterating an array gives, each a getitem op."""
+    meta = array.node.meta
+    if meta.ndim == 0:
+        raise Break("user_error", "TypeError: iteration over a 0-d array")
+    if type(meta.shape[0]) is not int:
+        raise Break("unsupported", "iterating an array of symbolic length", hint="mark the size static with "
+                    "dynamic=False")
+    _check_unroll_length(meta.shape[0])
+    return [subscript(tracer, array, ConstantValue(i)) for i in range(meta.shape[0])]
+
+
+def _iterator_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> IteratorValue:
+    """`iter(x)`, `enumerate(x, start)`, `zip(*xs)` and `reversed(x)`, materialised at once:
+    their arguments are sequences (which nothing changes during the trace but the trace
+    itself) or iterators nothing else holds, so taking every item now is not observable.
+    `made_by` keeps what they were made of, for a graph break to rebuild them."""
+    if fn is builtins.iter and len(args) == 1 and not kwargs:
+        return iterate(tracer, args[0])
+    if fn is builtins.enumerate and args and len(args) + len(kwargs) <= 2 and set(kwargs) <= {"start"}:
+        start = args[1] if len(args) == 2 else kwargs.get("start", ConstantValue(0))
+        if not (isinstance(start, ConstantValue) and type(start.value) is int):
+            raise Break("unsupported", "enumerate() with a start that is not an int constant")
+        part = _taken(tracer, args[0])
+        items = consume(part[0])
+        return IteratorValue([SequenceValue(tuple, [ConstantValue(start.value + i), item])
+                              for i, item in enumerate(items)], made_by=(fn, [part], start.value))
+    if fn is builtins.zip and not kwargs:
+        parts = [_taken(tracer, arg) for arg in args]
+        rows = zip(*(consume(iterator) for iterator, _ in parts))
+        return IteratorValue([SequenceValue(tuple, list(row)) for row in rows], made_by=(fn, parts, None))
+    if fn is builtins.reversed and len(args) == 1 and not kwargs:
+        if isinstance(args[0], IteratorValue):
+            raise Break("user_error", "TypeError: the iterator is not reversible")
+        part = _taken(tracer, args[0])
+        items = consume(part[0])
+        return IteratorValue(items[::-1], made_by=(fn, [part], len(items)))
+    raise Break("unsupported", f"{fn.__name__}() with these arguments is not unrolled")
+
+
+def _sum(tracer, items: list[Value], start: Value) -> Value:
+    """`sum(items, start=start)`: Python's own on constants (it adds floats with
+    compensation), else `start + items[0] + ...` when every item is an array."""
+    if all(map(is_constant, (*items, start))):
+        return ConstantValue(_fold(sum, [python_value(item) for item in items], python_value(start)))
+    if not all(isinstance(item, ArrayValue) for item in items):
+        raise Break("unsupported", "sum() of arrays mixed with other values")
+    total = start
+    for item in items:
+        total = binary(tracer, "+", total, item)
+    return total
+
+
+def _taken(tracer, value: Value) -> tuple[IteratorValue, int]:
+    """An iterator over `value` for enumerate, zip or reversed to take its items from, and
+    its position then (a graph break rebuilds theirs from it: NOTE(loop-unrolling))."""
+    iterator = iterate(tracer, value)
+    if iterator is value and _held(tracer, value):
+        raise Break("unsupported", "an iterator that the code also holds elsewhere is consumed lazily by Python",
+                    hint="iterate over the sequence itself")
+    return iterator, iterator.position
+
+
+def _held(tracer, value: Value) -> bool:
+    """Whether the stack or a local of a frame being traced holds `value`."""
+    roots = [*tracer.stack, *tracer.locals.values()]
+    for caller in tracer.callers():
+        roots += [*caller.stack, *caller.locals.values()]
+    return reaches(roots, value)
+
+
+def _described(value: Value) -> str:
+    held = getattr(value, "value", getattr(value, "module", None))
+    return type(held).__name__ if held is not None else type(value).__name__
+
+
 def _length(value: Value) -> Any:
     if isinstance(value, ArrayValue):
         if value.node.meta.ndim == 0:
             raise Break("user_error", "len() of unsized object")
         return value.node.meta.shape[0]
+    if isinstance(value, DictValue):
+        return len(value.keys())
     if isinstance(value, SequenceValue):
         return len(value.items)
     if is_constant(value):
@@ -326,7 +466,7 @@ def _length(value: Value) -> Any:
     raise Break("unsupported", f"len() of a {type(value).__name__}")
 
 
-def _isinstance(value: Value, classes) -> bool:
+def _isinstance(tracer, value: Value, classes) -> bool:
     """NOTE(isinstance-folding): `isinstance` is folded only where it runs no Python code,
     which would otherwise run at trace time only and its answer be baked in unguarded: the
     classes' metaclasses keep `type.__instancecheck__` (an ABC's answer changes with
@@ -339,9 +479,9 @@ def _isinstance(value: Value, classes) -> bool:
             raise Break("unsupported", f"isinstance() with {cls.__qualname__}, whose metaclass "
                         f"{type(cls).__qualname__} decides instances in Python")
     if isinstance(value, ArrayValue):
-        return _fold(issubclass, np.ndarray, classes)  # the array guard checks the exact type
-    if isinstance(value, SequenceValue):
-        return _fold(issubclass, value.kind, classes)
+        return _fold(issubclass, _array_type(tracer, value), classes)  # the input guards check the exact type
+    if isinstance(value, (SequenceValue, DictValue)):
+        return _fold(issubclass, getattr(value, "kind", dict), classes)
     if isinstance(value, (ObjectValue, ModuleValue)):  # the exact type is guarded
         obj = getattr(value, "value", getattr(value, "module", None))
         if issubclass(type(obj), classes) or _plain_class_attribute(type(obj)):
@@ -350,6 +490,14 @@ def _isinstance(value: Value, classes) -> bool:
     if value is NULL or not is_constant(value):
         raise Break("unsupported", f"isinstance() of a {type(value).__name__}")
     return _fold(isinstance, python_value(value), classes)
+
+
+def _array_type(tracer, value: ArrayValue) -> type:
+    """The exact type of what an array value holds: an input's own (guarded), otherwise
+    what the ops give (a Tensor when a Tensor went in, NOTE(tensor-capture))."""
+    if value.source is not None:
+        return type(next(example for source, example, _ in tracer.root.inputs if source == value.source))
+    return Tensor if value.tensor else np.ndarray
 
 
 _TYPE_INSTANCECHECK = type.__dict__["__instancecheck__"]
@@ -425,6 +573,8 @@ def subscript(tracer, container: Value, index: Value) -> Value:
         _refuse_symbolic_slices(arg)
         entry = REGISTRY["getitem" if is_basic(arg) else "index"]
         return tracer.call_op(entry, (container, index), {})
+    if isinstance(container, DictValue):
+        return tracer.side_effects.read_item(tracer, container, index)
     if isinstance(container, SequenceValue) and isinstance(index, ConstantValue):
         if isinstance(index.value, slice):
             return SequenceValue(container.kind, _fold(operator.getitem, container.items, index.value))

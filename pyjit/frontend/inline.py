@@ -242,7 +242,8 @@ class InlineTracer(Tracer):
             yield tracer
 
     def in_try_block(self) -> bool:
-        return super().in_try_block() or self.parent.in_try_block()
+        # A handler of the callee's code has no place in the transformed code of the frame.
+        return (self.instr is not None and self.instr.handler is not None) or self.parent.in_try_block()
 
     def load_global(self, name: str) -> Value:
         namespace = self.function.__globals__

@@ -22,18 +22,20 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import Tensor
+from ..autograd import Tensor, no_grad
 from ..graph import Graph, Node, TensorMeta
 from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break
-from .bytecode import Instr, Label, decode
+from .bytecode import Instr, Label, decoded
 from .guards import GuardSet
 from .opcodes import HANDLERS, unhandled_reason
+from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
 from .values import (ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
                      SUPPORTED_BUILTINS, Value, registry_entry)
 
+_GRAD_MODE_EXIT = inspect.getattr_static(no_grad, "__exit__")  # never suppresses: NOTE(grad-mode-with)
 # Python values a graph may bake in, checked by value (NOTE(constant-guards) in guards.py).
 _SCALARS = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic)
 # NumPy dtypes a graph input may have: numbers and bools (the registry's dtypes).
@@ -50,7 +52,7 @@ class Tracer:
     def __init__(self, frame, dynamic_dims: frozenset = frozenset(), dynamic: bool | None = None):
         self.frame = frame
         self.code: types.CodeType = frame.f_code
-        self.bytecode = decode(self.code)
+        self.bytecode = decoded(self.code)
         self.graph = Graph()
         self.guards = GuardSet(frame.f_globals)
         self.dynamic_dims, self.dynamic = dynamic_dims, dynamic
@@ -72,20 +74,33 @@ class Tracer:
         slots += bool(self.code.co_flags & 0x04) + bool(self.code.co_flags & 0x08)  # *args, **kwargs
         self.arguments = {name: slot for slot, name in enumerate(self.code.co_varnames[:slots])}
         self.depth = 0  # of inlined calls (NOTE(inlining))
+        self.graph_handler = None  # the `with` cleanup the graph runs under (NOTE(grad-mode-with))
+        self.graph_handler_stack: list[Value] = []
+        self.side_effects = SideEffects()  # shared with inlined calls (NOTE(side-effects))
 
     # -- the walk ---------------------------------------------------------------------------
     def run(self) -> Value:
         """Interpret until RETURN; raises Break where the code cannot be captured. A jump
-        handler sets `jump_to` (a label): only forward jumps are handled, so the walk
-        always ends."""
+        handler sets `jump_to` (a label). Loops are unrolled (NOTE(loop-unrolling)): each
+        instruction interpreted counts in `root.instructions_run` (inlined calls share
+        their frame's count), and a backward jump past `config.unroll_limit` is a break,
+        so the walk always ends. A resume function that starts at the instruction its
+        original broke at (a split) has no budget: the break it repeats was the limit."""
+        from .. import config
+        from .resume import is_split
+
         instructions = self.bytecode.instructions
         label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
+        root = self.root
+        limit = 0 if is_split(root.code) else config.unroll_limit
+        root.__dict__.setdefault("instructions_run", 0)
         index = 0
         while index < len(instructions):
             instr = instructions[index]
             index += 1
             if isinstance(instr, Label):
                 continue
+            root.instructions_run += 1
             self.instr, self.index, self.stack_before = instr, index - 1, list(self.stack)
             if instr.loc is not None and instr.loc.lineno is not None:
                 self.loc = SourceLoc(self.code.co_filename, instr.loc.lineno)
@@ -96,7 +111,12 @@ class Tracer:
             if self.returned is not None:
                 return self.returned
             if self.jump_to is not None:
-                index, self.jump_to = label_at[id(self.jump_to)], None
+                target, self.jump_to = label_at[id(self.jump_to)], None
+                if target < index and root.instructions_run > limit:
+                    raise Break("unsupported", f"loop unrolled beyond config.unroll_limit ({limit} instructions)",
+                                hint="the rest of the loop runs in Python; raise pyjit.config.unroll_limit to "
+                                     "capture it whole")
+                index = target
         raise Break("unsupported", "control ran off the end of the instructions")
 
     @property
@@ -109,7 +129,40 @@ class Tracer:
         return iter(())
 
     def in_try_block(self) -> bool:
-        return self.instr is not None and self.instr.handler is not None
+        """Whether an op recorded at the current instruction would need an exception
+        handler the graph's call cannot have.
+
+        NOTE(grad-mode-with): an error a graph raises must reach the handler its ops
+        were under, so ops under a handler are refused, with one exception: the body of
+        a `with` whose context manager is pyjit's grad-mode switch (`no_grad()`,
+        `enable_grad()`, `set_grad_enabled()`), entered in Python at a break before the
+        body (pyjit/frontend/resume.py redoes BEFORE_WITH). Its `__exit__` never
+        suppresses an exception, so the transformed code can put the graph's call under
+        a copy of the `with`'s cleanup (which restores the grad mode and re-raises)
+        without the code after the `with` ever running from there. One graph runs under
+        one handler: the first op or break inside such a body sets it."""
+        handler = self.instr.handler if self.instr is not None else None
+        if handler is None:
+            return self.graph_handler is not None
+        if self.graph_handler is None and not self.graph.calls() and self._exits_quietly(handler):
+            # The stack the handler starts from, as it is while the graph's ops run.
+            self.graph_handler, self.graph_handler_stack = handler, self.stack[:handler.depth]
+        return handler != self.graph_handler
+
+    def _exits_quietly(self, handler) -> bool:
+        """Whether `handler` is the cleanup of a `with` on a grad-mode switch (NOTE(grad-mode-with))."""
+        instructions = self.bytecode.instructions
+        start = next((i for i, item in enumerate(instructions) if item is handler.target), None)
+        cleanup = [item.name for item in instructions[start:start + 4] if isinstance(item, Instr)][:2]
+        if cleanup != ["PUSH_EXC_INFO", "WITH_EXCEPT_START"] or handler.depth > len(self.stack):
+            return False
+        exit_method = self.stack[handler.depth - 1]
+        manager = getattr(getattr(exit_method, "value", None), "__self__", None)
+        if exit_method.source is None or type(exit_method.value) is not types.MethodType \
+                or inspect.getattr_static(type(manager), "__exit__", None) is not _GRAD_MODE_EXIT:
+            return False
+        self.guards.type(exit_method.source.attr("__self__"), type(manager))
+        return True
 
     def note_first_op(self) -> None:
         """The graph call of the transformed code goes where the first op was recorded."""
@@ -187,7 +240,9 @@ class Tracer:
         if issubclass(kind, _SCALARS) or (issubclass(kind, type) and issubclass(value, np.generic)):
             self.guards.constant(source, value)
             return ConstantValue(value, source)
-        if type(value) in (tuple, list):
+        if kind in (list, dict):  # one value per object, mutations tracked (NOTE(side-effects))
+            return self.side_effects.wrap_container(self, value, source)
+        if kind is tuple:
             self.guards.type(source, type(value))
             self.guards.length(source, len(value))
             return SequenceValue(type(value), [self.wrap(item, source.item(i)) for i, item in enumerate(value)],
@@ -279,8 +334,9 @@ class Tracer:
     def call_op(self, entry, args: tuple, kwargs: dict) -> Value:
         """Record `entry(*args, **kwargs)`; arguments are values."""
         if self.in_try_block():
-            raise Break("unsupported", "an array op inside a try block is not captured: an error the graph raises "
-                        "would miss the handler", hint="the code before the try block is captured")
+            raise Break("unsupported", "an array op inside a try or with block is not captured: an error the graph "
+                        "raises would miss the handler", hint="the code before the block is captured; a `with` "
+                        "on pyjit.no_grad() and the other grad-mode switches is captured")
         node_args = tuple(self.as_arg(arg) for arg in args)
         node_kwargs = {name: self.as_arg(arg) for name, arg in kwargs.items()}
         if not _has_node((node_args, node_kwargs)):

@@ -23,8 +23,9 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, load_attr, subscript
-from .values import NULL, ArrayValue, ConstantValue, SequenceValue, is_constant, python_value
+from .calls import binary, call, consume, iterate, load_attr, subscript
+from .side_effects import build_dict
+from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
 
 HANDLERS: dict[str, Callable] = {}
 # The opcodes a code object can contain (pseudo-instructions are numbered from 256).
@@ -140,7 +141,7 @@ def _push_callable(tracer, value) -> None:
 @handler("LOAD_GLOBAL")
 def _load_global(tracer, instr):
     name, flags = instr.arg
-    value = tracer.load_global(name)
+    value = tracer.side_effects.load_global(tracer, name)  # a pending store first (NOTE(side-effects))
     if flags & 1:
         _push_callable(tracer, value)
     else:
@@ -264,6 +265,8 @@ def _truth(value) -> bool:
     if isinstance(value, ArrayValue):
         raise Break("data_dependent", "the truth value of an array depends on its values",
                     hint="use np.where, or compute the condition outside the compiled function")
+    if isinstance(value, DictValue):
+        return bool(value.keys())
     if isinstance(value, SequenceValue):
         return bool(value.items)
     if isinstance(value, ConstantValue):
@@ -295,6 +298,9 @@ def _is_op(tracer, instr):
 @handler("CONTAINS_OP")
 def _contains_op(tracer, instr):
     right, left = tracer.pop(), tracer.pop()
+    if isinstance(right, DictValue) and isinstance(left, ConstantValue):
+        tracer.push(_constant_op(lambda key: (key in right.keys()) != bool(instr.arg), left, "in"))
+        return
     if not (isinstance(left, ConstantValue) and isinstance(right, ConstantValue)):
         raise Break("unsupported", "`in` on values that are not constants")
     tracer.push(_constant_op(lambda v: (left.value in v) != bool(instr.arg), right, "in"))
@@ -335,25 +341,106 @@ def _build_list(tracer, instr):
     tracer.push(SequenceValue(list, tracer.popn(instr.arg)))
 
 
+# -- stores and dicts (NOTE(side-effects)) ---------------------------------------------------------
+@handler("STORE_ATTR")
+def _store_attr(tracer, instr):
+    obj = tracer.pop()
+    tracer.side_effects.store_attr(tracer, obj, instr.arg, tracer.pop())
+
+
+@handler("STORE_GLOBAL")
+def _store_global(tracer, instr):
+    tracer.side_effects.store_global(tracer, instr.arg, tracer.pop())
+
+
+@handler("STORE_SUBSCR")
+def _store_subscr(tracer, instr):
+    key, container = tracer.pop(), tracer.pop()
+    tracer.side_effects.store_item(tracer, container, key, tracer.pop())
+
+
+@handler("DELETE_SUBSCR")
+def _delete_subscr(tracer, instr):
+    key = tracer.pop()
+    tracer.side_effects.delete_item(tracer, tracer.pop(), key)
+
+
+@handler("LIST_APPEND")
+def _list_append(tracer, instr):
+    """The list built so far sits `arg` items down once the value is popped (comprehensions)."""
+    value = tracer.pop()
+    tracer.side_effects.call_method(tracer, tracer.stack[-instr.arg], "append", [value])
+
+
+@handler("LIST_EXTEND")
+def _list_extend(tracer, instr):
+    """`[*a, *b]` and list displays of constants (`BUILD_LIST 0; LOAD_CONST (1, 2, 3)`)."""
+    value = tracer.pop()
+    tracer.side_effects.call_method(tracer, tracer.stack[-instr.arg], "extend", [value])
+
+
+@handler("LIST_TO_TUPLE", until=(3, 11))
+def _list_to_tuple(tracer, instr):
+    built = tracer.pop()  # the list BUILD_LIST made for `(*a, *b)`
+    tracer.push(SequenceValue(tuple, list(built.items)))
+
+
+@handler("BUILD_MAP")
+def _build_map(tracer, instr):
+    flat = tracer.popn(2 * instr.arg)
+    tracer.push(build_dict(list(zip(flat[::2], flat[1::2]))))
+
+
+@handler("BUILD_CONST_KEY_MAP")
+def _build_const_key_map(tracer, instr):
+    keys = python_value(tracer.pop())
+    tracer.push(build_dict([(ConstantValue(key), value) for key, value in zip(keys, tracer.popn(instr.arg))]))
+
+
+@handler("MAP_ADD")
+def _map_add(tracer, instr):
+    value = tracer.pop()
+    key = tracer.pop()
+    tracer.side_effects.store_item(tracer, tracer.stack[-instr.arg], key, value)
+
+
+@handler("DICT_UPDATE", "DICT_MERGE")
+def _dict_update(tracer, instr):
+    """`{**a, **b}`; DICT_MERGE (`f(**a, **b)`) refuses a key given twice."""
+    update = tracer.pop()
+    target = tracer.stack[-instr.arg]
+    if instr.name == "DICT_MERGE" and not isinstance(update, DictValue):
+        raise Break("unsupported", f"** of a {type(update).__name__}")
+    if instr.name == "DICT_MERGE" and set(update.keys()) & set(target.keys()):
+        raise Break("user_error", "TypeError: got multiple values for a keyword argument")
+    tracer.side_effects.call_method(tracer, target, "update", [update])
+
+
 @handler("UNPACK_SEQUENCE")
 def _unpack_sequence(tracer, instr):
-    value = tracer.pop()
-    if isinstance(value, SequenceValue):
-        items = value.items
-    elif isinstance(value, ConstantValue) and type(value.value) in (tuple, list):
-        items = [ConstantValue(item) for item in value.value]
-    elif isinstance(value, ArrayValue) and value.node.meta.ndim and type(value.node.meta.shape[0]) is int:
-        items = [subscript(tracer, value, ConstantValue(i)) for i in range(value.node.meta.shape[0])]
-    else:
-        raise Break("unsupported", f"unpacking a {type(value).__name__}")
+    items = consume(iterate(tracer, tracer.pop()))
     if len(items) != instr.arg:
         raise Break("user_error", f"cannot unpack {len(items)} values into {instr.arg}")
     tracer.stack.extend(reversed(items))
 
 
-# -- forward jumps on conditions known at trace time ----------------------------------------------
-@handler("JUMP_FORWARD")
-def _jump_forward(tracer, instr):
+@handler("UNPACK_EX")
+def _unpack_ex(tracer, instr):
+    """`first, *middle, last = value`: the oparg counts the names before (low byte) and
+    after (high byte) the starred one, which gets a list."""
+    before, after = instr.arg & 0xFF, instr.arg >> 8
+    items = consume(iterate(tracer, tracer.pop()))
+    if len(items) < before + after:
+        raise Break("user_error", f"not enough values to unpack (expected at least {before + after}, got "
+                    f"{len(items)})")
+    middle = SequenceValue(list, items[before:len(items) - after])
+    tracer.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
+
+
+# -- jumps on conditions known at trace time --------------------------------------------------------
+@handler("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
+def _jump(tracer, instr):
+    """Backward jumps too: loops are unrolled (NOTE(loop-unrolling))."""
     tracer.jump_to = instr.arg
 
 
@@ -374,7 +461,7 @@ def _pop_jump(condition):
 
 for _name, _condition in _CONDITIONS.items():
     handler(f"POP_JUMP_IF_{_name}", since=(3, 12))(_pop_jump(_condition))
-    handler(f"POP_JUMP_FORWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))
+    handler(f"POP_JUMP_FORWARD_IF_{_name}", f"POP_JUMP_BACKWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))
 del _name, _condition
 
 
@@ -387,31 +474,91 @@ def _jump_or_pop(tracer, instr):
         tracer.pop()
 
 
+# -- loops -----------------------------------------------------------------------------------------
+# NOTE(loop-unrolling): loops are unrolled at trace time, as TorchDynamo does. GET_ITER
+# (and `iter`, `enumerate`, `zip`, `reversed`: pyjit/frontend/calls.py) makes an
+# IteratorValue of what the iterable yields: the items of a tuple or list value, of a
+# constant tuple, list, str, bytes or range, or the rows `x[0], x[1], ...` of an array
+# whose first size is static (getitem ops); anything else is a graph break before the
+# loop, which then runs in Python. FOR_ITER pushes the next item, or, exhausted, leaves
+# the loop as the version's bytecode expects (data: which FOR_ITER and END_FOR handler
+# the version registers): 3.11 pops the iterator and jumps past the loop; 3.12 and 3.13
+# jump to END_FOR (CPython skips it and pops the iterator itself; walking it with a
+# stand-in for the item does the same: 3.12's END_FOR pops both, 3.13's pops the
+# stand-in and the POP_TOP after it the iterator). Backward jumps are walked like
+# forward ones, so a `while` loop whose condition folds unrolls too; a condition on
+# array data is a data-dependent break. `Tracer.run` counts the instructions a trace
+# interprets (inlined calls included) and a backward jump beyond `config.unroll_limit`
+# is a graph break: the graph so far runs and the rest of the loop runs in Python.
+# A break inside an unrolled loop resumes inside it: the iterator's remaining items
+# reach the resume function, which rebuilds the iterator and goes on unrolling, for up
+# to `UNROLLED_RESUME_DEPTH` levels of resume functions (NOTE(resume-functions)); an
+# iterator whose items come from a list is rebuilt over the list itself, which code
+# run at the break may change.
+@handler("GET_ITER")
+def _get_iter(tracer, instr):
+    tracer.push(iterate(tracer, tracer.pop()))
+
+
+def _next_item(tracer):
+    """The next item of the iterator on top of the stack; None when it is exhausted."""
+    iterator = tracer.stack[-1]
+    if not isinstance(iterator, IteratorValue):
+        raise Break("unsupported", f"iterating a {type(getattr(iterator, 'value', iterator)).__name__} made outside "
+                    "the trace is not unrolled", hint="the loop runs in Python")
+    return iterator.next_item()
+
+
+@handler("FOR_ITER", until=(3, 11))
+def _for_iter_past_the_loop(tracer, instr):
+    item = _next_item(tracer)
+    if item is None:
+        tracer.pop()
+        tracer.jump_to = instr.arg
+    else:
+        tracer.push(item)
+
+
+@handler("FOR_ITER", since=(3, 12))
+def _for_iter_to_end_for(tracer, instr):
+    item = _next_item(tracer)
+    tracer.push(ConstantValue(None) if item is None else item)
+    if item is None:
+        tracer.jump_to = instr.arg
+
+
+@handler("END_FOR", since=(3, 12), until=(3, 12))
+def _end_for_both(tracer, instr):
+    tracer.popn(2)
+
+
+@handler("END_FOR", since=(3, 13))
+def _end_for(tracer, instr):
+    tracer.pop()
+
+
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
-_JUMPS = "loops run in Python: the frame is split before them and resumed after (NOTE(resume-functions))"
-_MUTATION = "stores into Python state are replayed around the graph in a later version"
-_CONTAINERS = "dicts, sets and list building are modelled in a later version"
+_PATTERNS = "match statements are not modelled"
+_MUTATION = "stores into cells, slices and attribute or name deletions are not modelled"
+_CONTAINERS = "sets and string formatting are modelled in a later version"
 _FUNCTIONS = "creating functions and inlining calls come in a later version"
 _EXCEPTIONS = "exception handling is not captured: the frame runs as it is"
+_WITH = "entered in Python at a graph break, and the body resumed (NOTE(grad-mode-with))"
 _NEVER_HANDED = "the frame hook never hands over generator, coroutine, module or class frames"
 _UNHANDLED_GROUPS = {
-    ("break", _JUMPS): (
-        "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
-        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE", "GET_ITER", "FOR_ITER", "END_FOR", "GET_LEN",
-        "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE", "UNPACK_EX"),
+    ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
-        "STORE_ATTR", "STORE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL", "STORE_DEREF", "DELETE_ATTR",
-        "DELETE_SUBSCR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF", "LIST_APPEND", "SET_ADD", "MAP_ADD"),
+        "STORE_SLICE", "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF", "SET_ADD"),
     ("break", _CONTAINERS): (
-        "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_SET", "BUILD_STRING", "LIST_EXTEND", "LIST_TO_TUPLE",
-        "SET_UPDATE", "DICT_MERGE", "DICT_UPDATE", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
+        "BUILD_SET", "BUILD_STRING", "SET_UPDATE", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
         "CONVERT_VALUE", "CALL_INTRINSIC_2"),
     ("break", _FUNCTIONS): (
         "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX", "LOAD_FAST_AND_CLEAR",
         "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),
     ("break", _EXCEPTIONS): (
         "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
-        "PREP_RERAISE_STAR", "WITH_EXCEPT_START", "BEFORE_WITH"),
+        "PREP_RERAISE_STAR", "WITH_EXCEPT_START"),
+    ("break", _WITH): ("BEFORE_WITH",),
     ("skip", _NEVER_HANDED): (
         "RETURN_GENERATOR", "YIELD_VALUE", "SEND", "END_SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
         "END_ASYNC_FOR", "BEFORE_ASYNC_WITH", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER", "CLEANUP_THROW",

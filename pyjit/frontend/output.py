@@ -14,7 +14,8 @@ calls it, and rebuilds the returned value:
 
 A value that came from a source is re-read from it (the caller gets the very object
 the original returns), an array computed by the graph comes from the graph's result,
-a constant is baked in (a list is rebuilt on each call, never shared). The new
+a constant is baked in (a list is rebuilt on each call, never shared). Pending side
+effects are replayed between the call and the return (NOTE(side-effects)). The new
 instructions carry the position of the instruction that recorded the first op, so a
 traceback through the compiled call points at the user's line.
 """
@@ -31,7 +32,7 @@ from ..graph import GraphModule, SymInt
 from .breaks import Break
 from .bytecode import FreeVar, Instr, assemble, call_instructions, name_arg
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import ArrayValue, ConstantValue, SequenceValue, Value
+from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
 _RESULT = "__pyjit_out"
 _SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
@@ -47,15 +48,20 @@ class Output:
 
 def build(tracer, compiler: Callable) -> Output:
     """Compile the graph `tracer` recorded and emit the transformed code."""
-    value = tracer.returned
+    value, effects = tracer.returned, tracer.side_effects
     outputs: list = []
-    _collect(value, outputs)
-    single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None
+    for kept in (value, *effects.values()):
+        _collect(kept, outputs)
+    single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None and not effects.pending
     tracer.graph.output(outputs[0] if single else tuple(outputs))
     loc = _op_loc(tracer)
     # Built before compiling: a result the code cannot rebuild is a Break, and then the
-    # backend's work would be wasted.
-    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc)] + rebuild(value, outputs, tracer.code, loc)
+    # backend's work would be wasted. NOTE(side-effects): pending stores are replayed
+    # after the graph call, the result read before them.
+    temps: dict[int, str] = {}
+    replay = effects.replay(tracer, outputs, temps, [value], loc)
+    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc), *replay,
+                              *rebuild(value, outputs, tracer.code, loc, temps)]
     call, graph_module = _compile(tracer, compiler, loc)
     body = call + tail + [Instr("RETURN_VALUE", loc=loc)]
     code = assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
@@ -94,14 +100,17 @@ def _collect(value: Value, outputs: list) -> None:
     if isinstance(value, ArrayValue) and value.source is None:
         if not any(node is value.node for node in outputs):
             outputs.append(value.node)
-    elif isinstance(value, SequenceValue) and value.source is None:
-        for item in value.items:
+    else:
+        for item in contents(value):
             _collect(item, outputs)
 
 
-def rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
+def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list[Instr]:
     """Instructions pushing `value`: re-read from its source, taken from the graph's
-    result (`outputs`: its nodes in order), or built from constants."""
+    result (`outputs`: its nodes in order), or built from constants; a value (or an
+    item) already in a temporary (`temps`: id(value) -> name) is loaded from it."""
+    if temps and id(value) in temps:
+        return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
     if value.source is not None:
         return _load(value.source, code, loc)
     if isinstance(value, ArrayValue):
@@ -109,12 +118,102 @@ def rebuild(value: Value, outputs: list, code, loc) -> list[Instr]:
         return [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
                 Instr("BINARY_SUBSCR", loc=loc)]
     if isinstance(value, SequenceValue):
-        items = [instr for item in value.items for instr in rebuild(item, outputs, code, loc)]
+        items = [instr for item in value.items for instr in rebuild(item, outputs, code, loc, temps)]
         build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
         return items + [Instr(build_op, len(value.items), loc=loc)]
+    if isinstance(value, DictValue):
+        literals = _literal_ids(code)
+        pairs = [instr for key, item in value.items.items()
+                 for instr in [*_constant(key, literals, loc), *rebuild(item, outputs, code, loc, temps)]]
+        return pairs + [Instr("BUILD_MAP", len(value.items), loc=loc)]
     if isinstance(value, ConstantValue):
         return _constant(value.value, _literal_ids(code), loc)
+    if isinstance(value, IteratorValue):
+        return _held_iterator(value, outputs, code, loc, temps)
     raise Break("unsupported", f"returning a {type(value).__name__} is not modelled")
+
+
+def rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
+    """Instructions pushing what iterating gives `iterator`'s remaining items: a tuple of
+    them, or where the items come from a list, which the code after a break may change,
+    a live iterator over that very list (NOTE(loop-unrolling))."""
+    if not all(part.rebuildable for part in _parts(iterator)):
+        raise Break("unsupported", "an iterator over a constant list is not rebuilt after a graph break")
+    if iterates_a_list(iterator):
+        return _live(iterator, iterator.position, outputs, code, loc, temps)
+    return _rest(iterator, iterator.position, outputs, code, loc, temps)
+
+
+def _held_iterator(iterator: IteratorValue, outputs: list, code, loc, temps) -> list:
+    """An iterator the code holds (a local, an operand, the result) rebuilt as an object
+    of the very type Python made (`enumerate`, `zip`, `reversed`, a tuple, list, range or
+    str iterator), at the item the trace reached: code may look at its type or identity."""
+    if not all(part.rebuildable and part.exact for part in _parts(iterator)):
+        raise Break("unsupported", "an iterator the code holds over an array or a constant list is not rebuilt")
+    return _live(iterator, iterator.position, outputs, code, loc, temps)
+
+
+def _rest(iterator: IteratorValue, position: int, outputs: list, code, loc, temps) -> list:
+    """Instructions pushing `iterator`'s items from `position` on: the rest of the
+    constant it iterates (a range stays a range: one guard), else a tuple of them."""
+    if iterator.made_by is not None and iterator.made_by[0] is iter:
+        return rebuild(ConstantValue(iterator.made_by[2][position:]), outputs, code, loc, temps)
+    return rebuild(SequenceValue(tuple, iterator.items[position:]), outputs, code, loc, temps)
+
+
+def iterates_a_list(iterator: IteratorValue) -> bool:
+    """Whether `iterator`'s items come from a list (directly or through enumerate, zip or
+    reversed): after a break, Python code may change the list."""
+    return any(part.of_list is not None for part in _parts(iterator))
+
+
+def _parts(iterator: IteratorValue) -> list[IteratorValue]:
+    """`iterator` and the iterators it was made of, at any depth."""
+    parts = iterator.made_by[1] if iterator.made_by is not None else ()
+    return [iterator, *(inner for part, _ in parts for inner in _parts(part))]
+
+
+def _live(iterator: IteratorValue, position: int, outputs: list, code, loc, temps) -> list:
+    """Instructions pushing a Python iterator giving `iterator`'s items from `position`
+    on, reading the lists they come from as they are then."""
+    if iterator.of_list is None and (iterator.made_by is None or iterator.made_by[0] is iter):
+        return _rest(iterator, position, outputs, code, loc, temps) + [Instr("GET_ITER", loc=loc)]
+    if iterator.of_list is not None:
+        return _call(_iterator_at, [rebuild(iterator.of_list, outputs, code, loc, temps),
+                                    [Instr("LOAD_CONST", position, loc=loc)]], loc)
+    made_by, parts, extra = iterator.made_by
+    if made_by is reversed:  # `extra`: the length; a reversed list iterator counts down its index
+        (part, _), = parts
+        if part.made_by is not None and type(part.made_by[2]) is range:  # a range's own iterator, counting down
+            rest = ConstantValue(part.made_by[2][::-1][position:])
+            return rebuild(rest, outputs, code, loc, temps) + [Instr("GET_ITER", loc=loc)]
+        if part.of_list is None:  # a `reversed` object over what is left, in forward order
+            rest = SequenceValue(tuple, iterator.items[position:][::-1])
+            return _call(reversed, [rebuild(rest, outputs, code, loc, temps)], loc)
+        return _call(_reversed_at, [rebuild(part.of_list, outputs, code, loc, temps),
+                                    [Instr("LOAD_CONST", extra - 1 - position, loc=loc)]], loc)
+    live_parts = [_live(part, start + position, outputs, code, loc, temps) for part, start in parts]
+    if made_by is enumerate:  # `extra`: the start
+        return _call(enumerate, [*live_parts, [Instr("LOAD_CONST", extra + position, loc=loc)]], loc)
+    return _call(zip, live_parts, loc)
+
+
+def _call(fn, arguments: list[list], loc) -> list:
+    return call_instructions([Instr("LOAD_CONST", fn, loc=loc)], arguments, loc)
+
+
+def _iterator_at(items: list, position: int):
+    """`iter(items)` with `position` items already taken."""
+    iterator = iter(items)
+    iterator.__setstate__(position)
+    return iterator
+
+
+def _reversed_at(items: list, index: int):
+    """`reversed(items)` about to give `items[index]`."""
+    iterator = reversed(items)
+    iterator.__setstate__(index)
+    return iterator
 
 
 def _literal_ids(code) -> set[int]:

@@ -7,7 +7,8 @@ NOTE(resume-functions): when the interpreter stops at an instruction it cannot m
 1. calls the graph recorded so far, which returns every computed array still live (on
    the stack below the instruction or in a local the rest of the code may read);
 2. materialises the live values in temporaries, each once (a list held on the stack and
-   in a local stays one list), reading sources before anything runs;
+   in a local stays one list), reading sources before anything runs, then replays the
+   pending side effects (NOTE(side-effects)), which the instruction may observe;
 3. pushes the instruction's operands (NULLs of the call protocol included) and runs the
    instruction itself in Python, at the user's position;
 4. calls a resume function with the stack left below and above it (NULLs dropped) and
@@ -32,8 +33,9 @@ what the traced path stored); on 3.12+ LOAD_FAST assumes its local bound, and th
 compiler proved that for every path, the traced one included, so passing these is
 enough.
 
-An instruction that cannot be redone in the transformed code (a loop's GET_ITER or back
-edge, BEFORE_WITH, a store; or any instruction inside a `try` body, whose handler the
+An instruction that cannot be redone in the transformed code (the GET_ITER of a loop
+that is not unrolled, the back edge where the unroll limit is reached, BEFORE_WITH, a
+store; or any instruction inside a `try` body, whose handler the
 copy would lack) splits the frame before it instead: the graph so far runs and the
 resume function starts at that instruction (the hook then runs it as it is), which is
 worth it only when some op was captured. Not resumed, so the frame runs as it is
@@ -43,7 +45,11 @@ that looks at itself (zero-argument `super()`, whose `__class__` cell and first 
 resume function would not keep; `locals()`, `vars()`, `dir()`, which would list the
 temporaries). The
 resume function of a split meets the same instruction first; that break is logged and
-counted once (`repeats_a_break`).
+counted once (`repeats_a_break`), and it unrolls no loop (`is_split`).
+
+A break inside an unrolled loop passes the loop's iterator, on the stack, as a tuple of
+its remaining items, which the resume function's prologue iterates again (a layout slot
+"iterator"), so its trace goes on unrolling (NOTE(loop-unrolling) in opcodes.py).
 
 Python code after the break works on the graph's outputs, so an output that is a view
 of an input must come back as a view (the eager backend's are NumPy's own).
@@ -52,18 +58,17 @@ of an input must come back as a view (the eager backend's are NumPy's own).
 from __future__ import annotations
 
 import dataclasses
-import dis
-import functools
 import types
-import weakref
 from collections import Counter
 from typing import Callable
 
 from .breaks import Break
-from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, assemble, attribute_load, call_instructions, call_start,
-                       decode, is_method_load, locals_read_after, make_function, name_arg, replay_call, replay_jump)
-from .output import Output, graph_call, prologue, rebuild
-from .values import NULL, CallableValue, SequenceValue, Value
+from .bytecode import (NULL_BEFORE_CALLABLE, CodeMap, Instr, Label, assemble, attribute_load, call_instructions,
+                       call_start, decoded, is_method_load, locals_read_after, make_function, name_arg, reachable_from,
+                       replay_call, replay_jump)
+from .output import Output, graph_call, iterates_a_list, prologue, rebuild, rebuild_iterable
+from .side_effects import TEMP as _TEMP
+from .values import NULL, CallableValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
 _CALLS = ("CALL", "CALL_KW")
 _UNARY = frozenset({"UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "TO_BOOL"})
@@ -71,7 +76,13 @@ _BINARY = frozenset({"BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR", "CONTAINS_OP", 
 _JUMPS = frozenset(f"POP_JUMP_{way}IF_{condition}" for way in ("", "FORWARD_")
                    for condition in ("TRUE", "FALSE", "NONE", "NOT_NONE"))
 _STACK = "__pyjit_stack{}"
-_TEMP = "__pyjit_tmp{}"
+# Resume functions of resume functions deeper than this no longer go on unrolling the
+# loop they resume in: with a break in every iteration, a long loop would make, trace
+# and compile one resume code per iteration, each guarding every item left
+# (NOTE(loop-unrolling)).
+UNROLLED_RESUME_DEPTH = 8
+_RESUME_NAME, _RESUME_QUALNAME = "pyjit_resume_in_", ".<resume at line "
+_ITERATOR = "iterator"  # a stack layout slot: an argument the resume function's prologue iterates
 _VARARGS_FLAGS = 0x04 | 0x08  # CO_VARARGS, CO_VARKEYWORDS: a resume function takes plain arguments
 _INTROSPECTION = frozenset({"locals", "vars", "dir"})
 
@@ -81,12 +92,12 @@ def build_break(tracer, compiler: Callable) -> Output:
     (NOTE(resume-functions)); raises Break saying why when it cannot be resumed."""
     instr, index, code = tracer.instr, tracer.index, tracer.code
     instructions = tracer.bytecode.instructions
-    refused = _introspects(code)
+    refused = _introspects(code, instructions)
     if refused is not None:
         raise Break("unsupported", refused)
     try:
         consumed, produced, replay, targets = _effect(tracer)
-        if instr.handler is not None:
+        if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
             raise Break("unsupported", "the instruction is inside a try or with block")
     except Break:
         if not tracer.graph.calls():
@@ -101,23 +112,39 @@ def build_break(tracer, compiler: Callable) -> Output:
             for target in targets]
     names = sorted(set().union(*live), key=_slot_order(code))
     values = [v for v in below if v is not NULL] + [tracer.locals[n] for n in names if n in tracer.locals]
-    _refuse_shared_lists([*values, *operands])
+    effects = tracer.side_effects
+    # A list or dict method about to be called is bound to the very object the code holds.
+    containers = [value.self for value in (*values, *operands)
+                  if isinstance(value, CallableValue) and value.kind == "container_method"]
+    _refuse_shared_lists([*values, *operands, *containers, *effects.values()])
     loc = instr.loc
     bound_to = [value.self for value in operands if isinstance(value, CallableValue) and value.self is not None]
-    body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to])
+    body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to, *effects.values()])
+    handler = tracer.graph_handler  # NOTE(grad-mode-with)
+    body = _under(handler, tracer.graph_handler_stack, body, loc, tracer.code)
     temps: dict[int, str] = {}
-    for value in values:
+    # NOTE(side-effects): what runs after the replay is read before it stores anything.
+    kept = [*values, *(v for v in operands if v is not NULL)] if effects.pending else values
+    kept = kept + [value for value in operands if isinstance(value, IteratorValue)]  # one object, however held
+    iterated = _stack_iterators(below, [*values, *operands, *containers, *effects.values()]) \
+        if _depths.get(code, int) < UNROLLED_RESUME_DEPTH else set()
+    for value in [*containers, *kept]:
         if id(value) not in temps:
+            push = (rebuild_iterable(value, outputs, tracer.code, loc, temps) if id(value) in iterated
+                    else _push(value, outputs, tracer.code, loc, temps))
             temps[id(value)] = _TEMP.format(len(temps))
-            body += _push(value, outputs, tracer.code, loc) + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
-    for value in operands:
-        body += [Instr("PUSH_NULL", loc=loc)] if value is NULL else _load(value, temps, outputs, tracer.code, loc)
-    body += replay
+            body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
+    body += effects.replay(tracer, outputs, temps, [], loc)
+    redo = [instr for value in operands for instr in (
+        [Instr("PUSH_NULL", loc=loc)] if value is NULL else _load(value, temps, outputs, tracer.code, loc))]
     results = [_TEMP.format(len(temps) + i) for i in range(sum(produced))]
-    body += [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
+    redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
+    if instr.handler is not None:  # a break inside the body the graph ran under
+        redo = _under(handler, tracer.graph_handler_stack, redo, loc, tracer.code)
+    body += redo
     stack_args = [[Instr("LOAD_FAST", temps[id(v)], loc=loc)] for v in below if v is not NULL]
     stack_args += [[Instr("LOAD_FAST", name, loc=loc)] for name in results]
-    layout = tuple(v is not NULL for v in below) + produced
+    layout = tuple(_ITERATOR if id(v) in iterated else v is not NULL for v in below) + produced
     for number, (target, local_names) in enumerate(zip(targets, live)):
         if number:  # the side a conditional jump takes starts at its label
             body.append(replay[-1].arg)
@@ -125,19 +152,72 @@ def build_break(tracer, compiler: Callable) -> Output:
         local_args = [[Instr("LOAD_FAST", temps[id(tracer.locals[n])] if n in tracer.locals else n, loc=loc)]
                       for n in local_names]
         resumed = resume_code(code, target, layout, local_names, tracer.split)
-        body += call_instructions(make_function(resumed, loc, code.co_cellvars), stack_args + local_args, loc)
-        body.append(Instr("RETURN_VALUE", loc=loc))
+        body += _resume_call(code, make_function(resumed, loc, code.co_cellvars), stack_args + local_args, loc)
+    if handler is not None:
+        body += _handler_code(instructions, handler)
     bytecode = dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body)
     return Output(assemble(bytecode), graph_module)
 
 
-def _introspects(code: types.CodeType) -> str | None:
+def _under(handler, prefix: list[Value], instructions: list, loc, code) -> list:
+    """`instructions` run under `handler` (NOTE(grad-mode-with)): `prefix`, the stack the
+    handler starts from (the `with`'s `__exit__` on top), is pushed first and popped after."""
+    if handler is None or not instructions:
+        return instructions
+    if any(value is NULL or value.source is None for value in prefix):
+        raise Break("unsupported", "the stack below a with block's body holds values computed in the trace")
+    loads = [instr for value in prefix for instr in _load(value, {}, [], code, loc)]
+    guarded = [Instr(instr.name, instr.arg, loc=instr.loc, handler=handler) if isinstance(instr, Instr) else instr
+               for instr in instructions]
+    return loads + guarded + [Instr("POP_TOP", loc=loc) for _ in prefix]
+
+
+def _handler_code(instructions: list, handler) -> list:
+    """The `with`'s cleanup and what it reaches, copied into the transformed code after
+    its last return (NOTE(grad-mode-with))."""
+    start = next(index for index, item in enumerate(instructions) if item is handler.target)
+    reached = reachable_from(instructions, start)
+    return [item for index, item in enumerate(instructions) if index in reached]
+
+
+class TailCall:
+    """What a resume function's transformed code returns instead of calling the next
+    resume function (NOTE(resume-trampoline))."""
+
+    __slots__ = ("function", "arguments")
+
+    def __init__(self, function, *arguments):
+        self.function, self.arguments = function, arguments
+
+
+def trampoline(function, *arguments):
+    """NOTE(resume-trampoline): the transformed code of a frame calls its resume function
+    through here, and a resume function's own transformed code returns a TailCall
+    instead of calling the next one, so a function with N breaks runs its resume
+    functions one after another at one depth rather than N deep (which reached the
+    recursion limit). Resume functions are only ever called from here, so returning
+    a TailCall is always seen by a trampoline; one that runs as it is (its frame not
+    captured) just returns its value."""
+    result = function(*arguments)
+    while type(result) is TailCall:
+        result = result.function(*result.arguments)
+    return result
+
+
+def _resume_call(code: types.CodeType, load_function: list, arguments: list[list], loc) -> list:
+    """Call the resume function and return its result (NOTE(resume-trampoline))."""
+    through = TailCall if _depths.get(code, int) > 0 else trampoline  # originals are 0 deep
+    return call_instructions([Instr("LOAD_CONST", through, loc=loc)], [load_function, *arguments], loc) + [
+        Instr("RETURN_VALUE", loc=loc)]
+
+
+def _introspects(code: types.CodeType, instructions: list) -> str | None:
     """Why the frame cannot be resumed, if it looks at itself: zero-argument `super()`
     reads the first local and the `__class__` cell, which a resume function's arguments
     would change, and `locals()`, `vars()` and `dir()` would list the temporaries."""
     if "__class__" in code.co_freevars:
         return "zero-argument super() (the __class__ cell) is not resumed"
-    names = {instr.argval for instr in dis.get_instructions(code) if instr.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    names = {instr.arg[0] for instr in instructions if isinstance(instr, Instr) and instr.name == "LOAD_GLOBAL"}
     read = sorted(names & _INTROSPECTION)
     return f"a frame that calls {read[0]}() is not resumed" if read else None
 
@@ -150,7 +230,14 @@ def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:
     after = [index + 1]
     if instr.name in _CALLS:
         consumed = instr.arg + 2 + (instr.name == "CALL_KW")  # callable, NULL or self, (names,) arguments
-        return consumed, (True,), replay_call(tracer.bytecode.instructions, index), after
+        replay = replay_call(tracer.bytecode.instructions, index)
+        following = tracer.bytecode.instructions[index + 1]
+        if isinstance(following, Instr) and following.name == "POP_TOP":
+            # A call made for its effect (`d.popitem()` in a loop): its result is dropped at
+            # once, as Python drops it, and the resume function's POP_TOP drops a None; kept
+            # alive as its argument, a `__del__` would run late (after the loop's next test).
+            replay += [Instr("POP_TOP", loc=instr.loc), Instr("LOAD_CONST", None, loc=instr.loc)]
+        return consumed, (True,), replay, after
     if instr.name in ("LOAD_ATTR", "LOAD_METHOD"):
         # A method load leaves `NULL, bound method` (or the reverse on 3.13), which a
         # CALL takes like `method, self`: the attribute is read plainly.
@@ -159,11 +246,34 @@ def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:
     if instr.name in _UNARY or instr.name in _BINARY or instr.name == "BINARY_SLICE":
         count = 1 if instr.name in _UNARY else 3 if instr.name == "BINARY_SLICE" else 2
         return count, (True,), [Instr(instr.name, instr.arg, loc=instr.loc)], after
+    if instr.name == "BEFORE_WITH":  # entered in Python; the resume function starts in the body
+        return 1, (True, True), [Instr("BEFORE_WITH", loc=instr.loc)], after
     if instr.name in _JUMPS:
         taken = Label()
         label_at = {id(item): i for i, item in enumerate(tracer.bytecode.instructions) if isinstance(item, Label)}
         return 1, (), replay_jump(instr, taken), [index + 1, label_at[id(instr.arg)]]
     raise Break("unsupported", f"a graph break at {instr.name} is not resumed")
+
+
+def _stack_iterators(below: list[Value], held: list[Value]) -> set[int]:
+    """The ids of the iterators of unrolled loops on the stack below the break
+    (NOTE(loop-unrolling)): each reaches the resume function as a tuple of its remaining
+    items, and its prologue makes an iterator of that again, which the resume function's
+    trace unrolls on. One also held elsewhere (`held`: the live values, nested ones
+    included) would become two objects: not resumed. An iterator over a list is passed
+    as a live iterator over the list, which the resume function runs in Python."""
+    iterators = {id(value) for value in below if isinstance(value, IteratorValue) and not iterates_a_list(value)}
+    held_times: Counter = Counter()
+    todo, walked = list(held), set()
+    while todo:
+        value = todo.pop()
+        held_times[id(value)] += 1
+        if id(value) not in walked:
+            walked.add(id(value))
+            todo.extend(contents(value))
+    if any(held_times[key] > 1 for key in iterators):
+        raise Break("unsupported", "an iterator held in two places across a graph break is not resumed")
+    return iterators
 
 
 def _slot_order(code: types.CodeType) -> Callable:
@@ -172,74 +282,51 @@ def _slot_order(code: types.CodeType) -> Callable:
 
 
 def _refuse_shared_lists(values: list[Value]) -> None:
-    """A list built during tracing is rebuilt once per place that holds it; only a list
-    held directly by several places is materialised once and shared, so one nested in
-    another value and held elsewhere too cannot be rebuilt as one object."""
+    """A list, dict or iterator built during tracing is rebuilt once per place that holds
+    it; only one held directly by several places is materialised once and shared, so one
+    nested in another value and held elsewhere too cannot be rebuilt as one object."""
     nested: Counter = Counter()
     top = {id(value): value for value in values}
 
     def walk(value: Value) -> None:
-        for item in value.items if isinstance(value, SequenceValue) and value.source is None else ():
-            if item.source is None and isinstance(item, SequenceValue) and item.kind is list:
+        for item in contents(value):
+            if item.source is None and (isinstance(item, (DictValue, IteratorValue)) or isinstance(item, SequenceValue)
+                                        and item.kind is list):
                 nested[id(item)] += 1
             walk(item)
 
     for value in top.values():
         walk(value)
     if any(count > 1 or key in top for key, count in nested.items()):
-        raise Break("unsupported", "a list held in two places across a graph break is not resumed")
+        raise Break("unsupported", "a list, dict or iterator held in two places across a graph break is not "
+                    "resumed")
 
 
-def _push(value: Value, outputs: list, code, loc) -> list:
-    """`rebuild`, and an ndarray method bound to an array (`x.sum` about to be called)."""
-    if isinstance(value, CallableValue) and value.kind == "method" and value.source is None:
-        return rebuild(value.self, outputs, code, loc) + [Instr("LOAD_ATTR", name_arg(value.target, "LOAD_ATTR"),
-                                                                loc=loc)]
+def _push(value: Value, outputs: list, code, loc, temps: dict | None = None) -> list:
+    """`rebuild`, and a method bound to an array, list or dict (`x.sum`, `lst.append`
+    about to be called)."""
+    if isinstance(value, CallableValue) and value.kind in ("method", "container_method") and value.source is None:
+        bound = _load(value.self, temps or {}, outputs, code, loc)
+        return bound + [Instr("LOAD_ATTR", name_arg(value.target, "LOAD_ATTR"), loc=loc)]
     return rebuild(value, outputs, code, loc)
 
 
 def _load(value: Value, temps: dict, outputs: list, code, loc) -> list:
     if id(value) in temps:
         return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
-    return _push(value, outputs, code, loc)
+    return _push(value, outputs, code, loc, temps)
 
 
 # -- resume codes ---------------------------------------------------------------------------------
-class CodeMap:
-    """Values kept per code object (by identity: equal code objects may come from
-    different files) for as long as the code lives."""
-
-    def __init__(self):
-        self._entries: dict[int, tuple[weakref.ref, object]] = {}
-
-    def get(self, code: types.CodeType, make: Callable):
-        found = self._entries.get(id(code))
-        if found is None or found[0]() is not code:
-            # The callback binds the dict: at interpreter exit the module's globals are gone.
-            forget = functools.partial(_forget, self._entries, id(code))
-            found = self._entries[id(code)] = (weakref.ref(code, forget), make())
-        return found[1]
-
-    def __contains__(self, code: types.CodeType) -> bool:
-        found = self._entries.get(id(code))
-        return found is not None and found[0]() is code
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-def _forget(entries: dict, key: int, _) -> None:
-    entries.pop(key, None)
-
-
 _codes = CodeMap()
 _splits = CodeMap()  # resume codes that start at an instruction the original broke at
+_depths = CodeMap()  # how many resume functions deep a resume code runs (originals: none)
 
 
-def resume_code(code: types.CodeType, index: int, layout: tuple[bool, ...], names: tuple[str, ...],
-                split: bool = False):
+def resume_code(code: types.CodeType, index: int, layout: tuple, names: tuple[str, ...], split: bool = False):
     """The resume code of `code` at instruction `index` of its decoded list, taking the
-    stack described by `layout` (True: an argument, False: a NULL) and the locals
+    stack described by `layout` (True: an argument, False: a NULL, "iterator": an
+    argument the prologue turns into an iterator with GET_ITER) and the locals
     `names`; `split`: `index` is the instruction the original broke at. Cached per code
     (NOTE(resume-functions))."""
     table = _codes.get(code, dict)
@@ -247,9 +334,15 @@ def resume_code(code: types.CodeType, index: int, layout: tuple[bool, ...], name
     made = table.get(key)
     if made is None:
         made = table[key] = _make(code, index, layout, names)
+        _depths.get(made, lambda: _depths.get(code, int) + 1)
         if split:
             _splits.get(made, lambda: True)
     return made
+
+
+def is_split(code: types.CodeType) -> bool:
+    """Whether `code` is a resume code that starts at the instruction its original broke at."""
+    return code in _splits
 
 
 def repeats_a_break(tracer) -> bool:
@@ -258,26 +351,34 @@ def repeats_a_break(tracer) -> bool:
     return tracer.code in _splits and not tracer.graph.calls()
 
 
-def _make(code: types.CodeType, index: int, layout: tuple[bool, ...], names: tuple[str, ...]):
-    bytecode = decode(code)
+def _make(code: types.CodeType, index: int, layout: tuple, names: tuple[str, ...]):
+    bytecode = decoded(code)
     instructions = bytecode.instructions
     head = prologue(bytecode)
     freevars = [*code.co_freevars, *code.co_cellvars]  # the original's cells come in the closure
     loc = next((item.loc for item in instructions[index:] if isinstance(item, Instr) and item.loc), None)
-    stack_names = [_STACK.format(i) for i in range(sum(layout))]
+    stack_names = [_STACK.format(i) for i in range(sum(map(bool, layout)))]
     arguments = iter(stack_names)
-    loads = [Instr("LOAD_FAST", next(arguments), loc=loc) if is_value else Instr("PUSH_NULL", loc=loc)
-             for is_value in layout]
+    loads = [instr for slot in layout for instr in (
+        [Instr("PUSH_NULL", loc=loc)] if not slot else [Instr("LOAD_FAST", next(arguments), loc=loc)]
+        + ([Instr("GET_ITER", loc=loc)] if slot == _ITERATOR else []))]
     start = Label()
     new_head = [Instr("COPY_FREE_VARS", len(freevars), loc=head[-1].loc)] if freevars else []
     new_head += [instr for instr in head if isinstance(instr, Label)
                  or instr.name not in ("COPY_FREE_VARS", "MAKE_CELL")]
-    body = [*new_head, *loads, Instr("JUMP", start, loc=loc), *instructions[len(head):index], start,
-            *instructions[index:]]
+    # Only what the resume point reaches: a resume function of a resume function then
+    # holds no more code than the original has left, whatever the number of breaks.
+    reached = reachable_from(instructions, index)
+    rest = [item for position, item in enumerate(instructions) if position >= len(head) and position in reached]
+    rest.insert(rest.index(instructions[index]), start)
+    body = [*new_head, *loads, Instr("JUMP", start, loc=loc), *rest]
     parameters = [*stack_names, *names]
     line = loc.lineno if loc is not None else code.co_firstlineno
+    name, qualname = code.co_name, code.co_qualname.split(_RESUME_QUALNAME)[0]
+    if name.startswith(_RESUME_NAME):
+        name = name[len(_RESUME_NAME):].rsplit("_at_", 1)[0]
     return assemble(dataclasses.replace(
-        bytecode, instructions=body, name=f"pyjit_resume_in_{code.co_name}_at_{line}",
-        qualname=f"{code.co_qualname}.<resume at line {line}>", argcount=len(parameters), posonlyargcount=0,
+        bytecode, instructions=body, name=f"{_RESUME_NAME}{name}_at_{line}",
+        qualname=f"{qualname}{_RESUME_QUALNAME}{line}>", argcount=len(parameters), posonlyargcount=0,
         kwonlyargcount=0, flags=code.co_flags & ~_VARARGS_FLAGS, cellvars=[], freevars=freevars,
         varnames=parameters + [name for name in code.co_varnames if name not in names and name not in freevars]))

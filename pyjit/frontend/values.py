@@ -8,9 +8,11 @@ stands for a particular kind of Python object:
 | `ArrayValue` | a graph node (its meta: shape, dtype, device) | an input array, `np.sin(x)` |
 | `ConstantValue` | a Python value the graph bakes in (sizes may be SymInts) | `2`, `x.shape`, `np.float32`, `slice(1, None)` |
 | `SequenceValue` | items, themselves values, of a tuple or list | `(a, b)`, `[x, 1]` |
+| `DictValue` | a dict's items, keys constants and values values, in order | `{"w": x}`, `**kwargs` |
 | `ModuleValue` | a module; attribute reads become registry entries or constants | `np`, `math` |
 | `CallableValue` | something the interpreter knows how to call (below) | `np.exp`, `x.sum`, `len` |
 | `ObjectValue` | any other object, read through its source (attributes guarded) | a config object |
+| `IteratorValue` | an iterator's items, materialised, and the next one's position | `iter(range(3))`, `zip(a, b)` |
 
 A `CallableValue` is a NumPy function with a registry entry (`np.exp` -> `pyjit.ops.exp`), an ndarray method
 bound to its array (`x.sum`), a supported builtin (`len`, `isinstance`, ...), or
@@ -18,11 +20,12 @@ bound to its array (`x.sum`), a supported builtin (`len`, `isinstance`, ...), or
 (NOTE(sources)), which guards and the transformed code's loads use; computed values have
 none. `NULL` is the stack marker of CPython's call protocol.
 
-NOTE(value-later): lists are not tracked for mutation (an in-place list method runs in
-Python at a graph break; a store into one splits the frame before it); dicts, sets,
-iterators, user functions (not inlined: each is a frame of its own) and pyjit.Tensor or
-CuPy inputs are not modelled: the instruction that meets one is a graph break, and the
-code after it is resumed where it can be (NOTE(resume-functions)).
+Lists and dicts are mutable values: one value per Python object, whose stores and
+method calls are recorded and replayed (NOTE(side-effects) in side_effects.py).
+
+NOTE(value-later): sets, iterators the trace did not make and CuPy inputs are not
+modelled: the instruction that meets one is a graph break, and the code after it is
+resumed where it can be (NOTE(resume-functions)).
 """
 
 from __future__ import annotations
@@ -68,6 +71,22 @@ class SequenceValue(Value):
 
 
 @dataclasses.dataclass(eq=False, slots=True)
+class DictValue(Value):
+    """items: key (a constant of a type hashed in C, NOTE(side-effects)) -> value. A dict
+    read from a source holds UNREAD for the entries the trace has not read yet, and is
+    guarded by its keys only once the trace relies on which keys it has (`keys()`)."""
+
+    items: dict[Any, Value]
+    source: Source | None = None
+    keys_read: bool = False
+
+    def keys(self) -> list:
+        """The keys, for code whose result depends on which keys there are (len, in, truth)."""
+        self.keys_read = True
+        return list(self.items)
+
+
+@dataclasses.dataclass(eq=False, slots=True)
 class ModuleValue(Value):
     module: types.ModuleType
     source: Source | None = None
@@ -77,7 +96,9 @@ class ModuleValue(Value):
 class CallableValue(Value):
     """kind: "numpy" (target: a NumPy function with a registry entry), "op" (target: a pyjit.ops entry),
     "method" (target: the ndarray or Tensor method's name, bound to `self`), "user" (target: a Python function,
-    the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin) or "graph_break"."""
+    the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin), "container_method"
+    (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)) or
+    "graph_break"."""
 
     kind: str
     target: Any
@@ -91,6 +112,43 @@ class ObjectValue(Value):
     source: Source | None = None
 
 
+@dataclasses.dataclass(eq=False, slots=True)
+class IteratorValue(Value):
+    """An iterator the trace steps through (NOTE(loop-unrolling) in opcodes.py): `items`
+    are the values it yields, `position` the index of the next one. An iterator over a
+    list (`of_list`) reads the list value's items as they are at each step, so it sees
+    the list change as Python's list iterator does, and a graph break rebuilds it over
+    the list itself. `made_by` is `(enumerate | zip | reversed, parts, start or
+    length)` for an iterator those builtins made, `parts` the (iterator, position it
+    was at) each took its items from, so that a break can rebuild it from them, live
+    where a part iterates a list; `(iter, [], constant)` for one over a constant
+    tuple, str, bytes or range, rebuilt as the rest of it (a range stays a range). `rebuildable` is False for a
+    constant list's items, which the trace cannot tell apart from another copy of the list; `exact` is False
+    for an iterator over an array's rows, which no rebuilt object has the type of (so it is rebuilt only as a
+    loop's own iterator, which no code sees)."""
+
+    items: list[Value]
+    position: int = 0
+    of_list: SequenceValue | None = None
+    made_by: tuple | None = None
+    rebuildable: bool = True
+    exact: bool = True
+    source: Source | None = None  # always None: an iterator is never read from the frame
+
+    def next_item(self) -> Value | None:
+        """The next item, advancing; None when exhausted."""
+        items = self.of_list.items if self.of_list is not None else self.items
+        if self.position >= len(items):
+            return None
+        self.position += 1
+        return items[self.position - 1]
+
+    def remaining(self) -> list[Value]:
+        """The items not yielded yet (a list's as they are now)."""
+        items = self.of_list.items if self.of_list is not None else self.items
+        return items[self.position:]
+
+
 class _Null(Value):
     __slots__ = ()
 
@@ -100,11 +158,22 @@ class _Null(Value):
 
 NULL = _Null()
 
+
+class _Unread(Value):
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNREAD"
+
+
+UNREAD = _Unread()  # a dict entry read from a source only when the code reads it
+
 # Builtins the interpreter calls itself (NOTE(value-kinds)); pyjit/frontend/calls.py
 # says what each does with its arguments.
 SUPPORTED_BUILTINS = frozenset({builtins.len, builtins.isinstance, builtins.abs, builtins.min, builtins.max,
                                 builtins.int, builtins.float, builtins.bool, builtins.tuple, builtins.list,
-                                builtins.range})
+                                builtins.range, builtins.slice, builtins.enumerate, builtins.zip,
+                                builtins.reversed, builtins.iter, builtins.next, builtins.sum, builtins.getattr})
 
 
 def _numpy_functions() -> dict[int, Any]:
@@ -144,3 +213,31 @@ def is_constant(value: Value) -> bool:
     except LookupError:
         return False
     return True
+
+
+def contents(value: Value) -> list[Value]:
+    """The values a tuple, list or dict built in the frame (no source) holds; for an
+    iterator, what rebuilding it needs: its list, or the items it has left."""
+    if value.source is not None:
+        return []
+    if isinstance(value, IteratorValue):
+        parts = [part for part, _ in value.made_by[1]] if value.made_by is not None else []
+        return [value.of_list] if value.of_list is not None else parts + value.remaining()
+    if isinstance(value, SequenceValue):
+        return list(value.items)
+    if isinstance(value, DictValue):
+        return list(value.items.values())
+    return []
+
+
+def reaches(roots: list[Value], target: Value) -> bool:
+    """Whether `target` is one of `roots` or held, at any depth (`contents`), by one."""
+    todo, seen = list(roots), set()
+    while todo:
+        item = todo.pop()
+        if item is target:
+            return True
+        if id(item) not in seen:
+            seen.add(id(item))
+            todo += contents(item)
+    return False

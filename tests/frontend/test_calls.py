@@ -3,6 +3,7 @@ arguments the registry does not model make the frame run as it is, and constants
 
 import numpy as np
 import pytest
+from frontend.test_interpreter import same
 
 import pyjit
 from pyjit.utils import counters
@@ -198,3 +199,55 @@ def test_backward_inside_a_compiled_function_runs_at_a_break(jit):
     captured, eager = tensor_pair()
     np.testing.assert_allclose(jit(step)(captured).numpy(), step(eager).numpy(), rtol=1e-12)
     assert any("Tensor.backward" in reason for reason in counters["graph_break"])
+
+
+def iteration_builtins(x):
+    total = x * 0
+    for i, (a, b) in enumerate(zip((1.0, 2.0, 3.0), reversed(x)), start=1):
+        total = total + a * b * i
+    it = iter((5, 6, 7))
+    first, rest = next(it), list(it)
+    return total, first, rest, next(it, None), tuple(x), list(enumerate("ab")), sum(x), sum((0.1, 0.2, 0.3))
+
+
+def test_iteration_builtins_unroll(jit):
+    x = np.arange(6.0).reshape(3, 2)
+    compiled = jit(iteration_builtins)
+    for _ in range(2):
+        assert same(compiled(x), iteration_builtins(x))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_an_iterator_also_held_elsewhere_is_not_taken_at_once(jit):
+    def pairs(x):
+        it = iter((1, 2, 3, 4))
+        for a, b in zip(it, it):  # Python's zip takes from `it` lazily
+            x = x + a * b
+        return x
+
+    np.testing.assert_array_equal(jit(pairs)(np.zeros(2)), pairs(np.zeros(2)))
+    assert any("also holds elsewhere" in key for key in counters["graph_break"])
+
+
+class _Weights:
+    def __init__(self):
+        self.scale, self.shift = np.full(3, 2.0), np.full(3, -1.0)
+
+
+def test_getattr_with_a_constant_name_reads_the_attribute(jit):
+    weights = _Weights()
+    compiled = jit(lambda x, name: x * getattr(weights, name))
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(compiled(x, "scale"), x * 2.0)
+    np.testing.assert_array_equal(compiled(x, "shift"), x * -1.0)  # the name is guarded: a recompile
+    assert counters["stats"]["unique_graphs"] == 2 and not counters["graph_break"]
+
+
+def test_isinstance_sees_tensors_and_parameters(jit):
+    def kinds(t, p, a):
+        return (isinstance(t, pyjit.Tensor), isinstance(p, pyjit.nn.Parameter), isinstance(t * 2, pyjit.Tensor),
+                isinstance(a, pyjit.Tensor), isinstance(a + 1, np.ndarray), isinstance(t + a, np.ndarray), a * 2)
+
+    args = pyjit.tensor(np.ones(2)), pyjit.nn.Parameter(pyjit.tensor(np.ones(2))), np.ones(2)
+    got, want = jit(kinds)(*args), kinds(*args)
+    assert got[:-1] == want[:-1] == (True, True, True, False, True, False)

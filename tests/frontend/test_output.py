@@ -66,3 +66,17 @@ def test_a_value_computed_at_trace_time_is_not_the_literal_it_equals(jit):
         return a is c, c == a, big is literal, y
 
     assert jit(rebuilt)(np.ones(2))[:3] == rebuilt(np.ones(2))[:3] == (False, True, False)
+
+
+def test_iterators_the_code_holds_keep_their_type_across_a_break(jit):
+    def held(x, values):
+        iterators = (enumerate(values), zip(values, values), reversed(values), reversed(range(3)), iter(values))
+        y = x + 1
+        firsts = [next(iterator) for iterator in iterators[:1]] + [next(iterators[2])]
+        str(firsts)  # a break: the iterators are rebuilt for the code after it
+        return y, [type(iterator).__name__ for iterator in iterators], [list(iterator) for iterator in iterators]
+
+    x = np.ones(2)
+    for values in ((1.0, 2.0, 3.0), "abc"):
+        got, want = jit(held)(x, values), held(x, values)
+        assert got[1:] == want[1:] and np.array_equal(got[0], want[0])

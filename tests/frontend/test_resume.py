@@ -219,15 +219,15 @@ def test_sizes_generalise_across_a_break(jit):
 
 
 def test_the_graph_before_a_loop_is_captured_and_the_loop_runs_in_python(jit, caplog):
-    def looping(x):
+    def looping(x, steps):
         y = np.cos(x)
-        for step in range(3):
+        for step in steps:  # an iterator made outside the trace: not unrolled
             y = y + step
         return y
 
     compiled = jit(looping)
     with caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
-        assert same(compiled(np.ones(2)), looping(np.ones(2)))
+        assert same(compiled(np.ones(2), iter(range(3))), looping(np.ones(2), iter(range(3))))
     assert graphs() == 1 and breaks() == 1  # the resume function meets it again: counted once
     (code,) = resume_codes(looping)
     assert pyjit._C.is_skipped(code)
@@ -361,3 +361,254 @@ def test_live_locals_are_those_read_later():
     instructions = decode(reads.__code__).instructions
     call = max(i for i, item in enumerate(instructions) if getattr(item, "name", "") == "CALL")
     assert locals_read_after(instructions, call + 1) == {"z", "y"}
+
+
+def test_resume_functions_of_resume_functions_do_not_grow(jit):
+    def many_breaks(x):
+        y = x + 1
+        str(1)
+        y = y * 2
+        str(2)
+        y = y - 3
+        str(3)
+        return y / 4
+
+    x = np.arange(3.0)
+    assert same(jit(many_breaks)(x), many_breaks(x))
+    chain, code = [], many_breaks.__code__
+    while resume._codes.get(code, dict):
+        (code,) = resume._codes.get(code, dict).values()
+        chain.append(code)
+    assert len(chain) == 3
+    first = many_breaks.__code__.co_firstlineno
+    assert [code.co_name for code in chain] == [f"pyjit_resume_in_many_breaks_at_{first + n}" for n in (2, 4, 6)]
+    sizes = [len(code.co_code) for code in chain]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] < len(many_breaks.__code__.co_code)
+
+
+# -- breaks inside unrolled loops (NOTE(loop-unrolling)) -------------------------------------------
+def print_in_loop(x):
+    for i in range(3):
+        x = x + i
+        print("step", i)
+    return x * 2
+
+
+def test_a_break_inside_a_loop_resumes_inside_it(jit, capsys):
+    explanation = pyjit.explain(print_in_loop)(np.ones(2))
+    assert capsys.readouterr().out == "step 0\nstep 1\nstep 2\n"
+    # Each resume function unrolls the rest of the loop up to the next print.
+    assert explanation.graph_count == 4 and explanation.graph_break_count == 3
+    assert explanation.ops_per_graph == [["add"], ["add"], ["add"], ["multiply"]]
+    compiled = jit(print_in_loop)
+    for _ in range(2):
+        assert same(compiled(np.ones(2)), print_in_loop(np.ones(2)))
+    assert capsys.readouterr().out == "step 0\nstep 1\nstep 2\n" * 4
+
+
+def test_a_data_dependent_branch_inside_a_loop(jit):
+    def branchy(x, y):
+        for scale in (1.0, 2.0, 3.0):
+            if (x * scale).sum() > 10:
+                x = x - scale
+            else:
+                y = y + x * scale
+        return x, y
+
+    compiled = jit(branchy)
+    for x in (np.arange(4.0), np.ones(4)):
+        assert same(compiled(x, np.zeros(4)), branchy(x, np.zeros(4)))
+    assert graphs() >= 4 and breaks() >= 3
+
+
+def grows_while_iterated(x, items):
+    for v in items:
+        x = x + v
+        print(end="")  # the rest runs in Python, where the list grows
+        if len(items) < 4:
+            items.append(v * 10)
+    return x
+
+
+def enumerates_and_zips_a_list(x, items):
+    for i, (v, w) in enumerate(zip(items, reversed((1.0, 2.0, 3.0, 4.0))), 1):
+        x = x * v + i * w
+        print(end="")
+        if len(items) < 4:
+            items.append(v * 10)
+    return x
+
+
+def reverses_a_shrinking_list(x, items):
+    for v in reversed(items):
+        x = x + v
+        print(end="")
+        items.pop(0)  # Python's reversed list iterator counts its index down regardless
+    return x
+
+
+@pytest.mark.parametrize("fn", [grows_while_iterated, enumerates_and_zips_a_list, reverses_a_shrinking_list],
+                         ids=lambda fn: fn.__name__)
+def test_an_iterator_over_a_list_sees_it_change_after_a_break(jit, fn):
+    plain_items, compiled_items = [1.0, 2.0, 3.0], [1.0, 2.0, 3.0]
+    want = fn(np.ones(2), plain_items)
+    assert same(jit(fn)(np.ones(2), compiled_items), want)
+    assert compiled_items == plain_items
+    assert graphs() >= 1  # resumed: the iterator is rebuilt over the list itself
+
+
+def counting_for(x):
+    for _ in range(40):  # about 4 instructions an iteration
+        x = x + 1
+    return x
+
+
+def counting_while(x):
+    n = 0
+    while n < 40:
+        x = x * 1.01
+        n += 1
+    return x, n
+
+
+@pytest.mark.parametrize("fn", [counting_for, counting_while], ids=lambda fn: fn.__name__)
+def test_the_unroll_limit_hands_the_rest_of_the_loop_to_python(jit, caplog, fn):
+    with pyjit.config.patch(unroll_limit=50), caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
+        compiled = jit(fn)
+        for _ in range(2):
+            assert same(compiled(np.ones(2)), fn(np.ones(2)))
+    # The graph holds the iterations unrolled so far; the resume function (a split) runs
+    # the rest in Python rather than unrolling again.
+    assert graphs() == 1 and list(counters["graph_break"]) == [
+        "loop unrolled beyond config.unroll_limit (50 instructions)"]
+    assert "split before it" in caplog.records[0].getMessage()
+    (code,) = resume_codes(fn)
+    assert pyjit._C.is_skipped(code)
+
+
+def test_a_break_in_every_iteration_stops_nesting_resume_functions(jit):
+    def long_loop(x):
+        for i in range(40):
+            x = x + i
+            print(end="")
+        return x
+
+    compiled = jit(long_loop)
+    for _ in range(2):
+        assert same(compiled(np.ones(2)), long_loop(np.ones(2)))
+    assert graphs() <= resume.UNROLLED_RESUME_DEPTH + 2
+
+
+def append_across_a_break(x, out):
+    local = [np.cos(x)]
+    local.append(float(np.sum(np.sin(x))))  # `local.append` waits below the break at float()
+    out.append(float(np.sum(x)))
+    return local, out
+
+
+def test_a_list_method_pending_at_a_break_is_bound_to_the_list_itself(jit):
+    compiled = jit(append_across_a_break)
+    for _ in range(2):
+        plain, out = [], []
+        got = compiled(np.arange(3.0), out)
+        assert repr(got) == repr(append_across_a_break(np.arange(3.0), plain))
+        assert got[1] is out and repr(out) == repr(plain)
+    assert graphs() >= 2  # resumed, not run as it is
+
+
+class _Noisy:
+    log: list = []
+
+    def __del__(self):
+        _Noisy.log.append("del")
+
+
+def test_the_result_of_a_call_made_for_its_effect_is_dropped_at_once(jit):
+    import copy
+
+    def drops(x, noisy):
+        y = np.cos(x)
+        copy.copy(noisy)  # a break; Python drops the copy here, running its __del__
+        _Noisy.log.append("next")
+        return y
+
+    noisy = _Noisy()
+    for fn in (drops, jit(drops)):
+        _Noisy.log.clear()
+        fn(np.ones(2), noisy)
+        assert _Noisy.log == ["del", "next"]
+
+
+# -- with blocks (NOTE(grad-mode-with)) --------------------------------------------------------
+def no_grad_step(w, x):
+    loss = (w * x).sum()
+    with pyjit.no_grad():
+        update = w * 0.5 + 1
+        seen = pyjit.autograd.is_grad_enabled()  # a break inside the body: runs with grad off
+        update = update.sum()
+    return loss + update, seen
+
+
+def test_the_body_of_a_no_grad_block_is_captured(jit):
+    w, x = pyjit.tensor(np.arange(3.0), requires_grad=True), pyjit.tensor(np.ones(3))
+    compiled = jit(no_grad_step)
+    for _ in range(2):
+        (got, seen), (want, want_seen) = compiled(w, x), no_grad_step(w, x)
+        assert got.item() == want.item() and got.requires_grad == want.requires_grad and seen is want_seen is False
+        assert pyjit.autograd.is_grad_enabled()
+    # multiply and sum before the block; multiply, add | sum inside it (a break between); add after
+    assert counters["stats"]["calls_captured"] == 2 + 3 + 1 and counters["stats"]["unique_graphs"] == 4
+
+
+def test_an_error_in_a_graph_under_no_grad_restores_grad_mode(jit):
+    def pick(w, index):
+        with pyjit.no_grad():
+            doubled = w * 2
+            return doubled[index]  # the failing line
+
+    compiled, w = jit(pick), pyjit.tensor(np.arange(3.0), requires_grad=True)
+    np.testing.assert_array_equal(compiled(w, np.array([2])).numpy(), [4.0])
+    with pytest.raises(IndexError) as info:
+        compiled(w, np.array([7]))
+    assert pyjit.autograd.is_grad_enabled()
+    assert any(f"{__file__}:{pick.__code__.co_firstlineno + 3}" in note for note in info.value.__notes__)
+
+
+class Recorder:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+
+    def __exit__(self, kind, value, traceback):
+        self.log.append(f"exit {kind.__name__ if kind else None}")
+        return kind is ZeroDivisionError  # suppresses one kind
+
+
+def test_other_context_managers_run_their_block_in_python(jit):
+    def guarded(x, log, divisor):
+        y = x + 1
+        with Recorder(log):
+            y = y * 2
+            y = y / divisor if divisor else 1 / divisor
+        return y
+
+    for divisor in (2.0, 0):
+        plain_log, jit_log = [], []
+        want = guarded(np.ones(2), plain_log, divisor)
+        got = jit(guarded)(np.ones(2), jit_log, divisor)
+        assert jit_log == plain_log and same(got, want)
+
+
+def test_an_iterator_held_in_two_places_across_a_break_stays_one_object(jit):
+    def held_twice(x, values):
+        iterators = (enumerate(values), reversed(values))
+        y = x + 1
+        firsts = [next(iterator) for iterator in iterators[:1]]  # a break on 3.12+ (inlined comprehension)
+        str(firsts)  # a break everywhere
+        return y, [list(iterator) for iterator in iterators]
+
+    x, values = np.ones(2), (1.0, 2.0, 3.0)
+    got, want = jit(held_twice)(x, values), held_twice(x, values)
+    assert got[1] == want[1] == [[(1, 2.0), (2, 3.0)], [3.0, 2.0, 1.0]] and same(got[0], want[0])

@@ -4,8 +4,8 @@ NumPy's aliases), and constant values give their Python value."""
 import numpy as np
 import pytest
 
-from pyjit.frontend.values import (NULL, ArrayValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
-                                   is_constant, python_value, registry_entry)
+from pyjit.frontend.values import (NULL, ArrayValue, ConstantValue, IteratorValue, ModuleValue, ObjectValue,
+                                   SequenceValue, is_constant, python_value, registry_entry)
 from pyjit.graph import Graph, TensorMeta
 from pyjit.ops import REGISTRY
 
@@ -27,3 +27,13 @@ def test_python_values_of_constants():
         assert not is_constant(value)
         with pytest.raises(LookupError):
             python_value(value)
+
+
+def test_an_iterator_over_a_list_reads_the_list_as_it_is_now():
+    items = SequenceValue(list, [ConstantValue(1)])
+    iterator = IteratorValue(items.items, of_list=items)
+    assert python_value(iterator.next_item()) == 1 and iterator.next_item() is None
+    items.items.append(ConstantValue(2))  # Python's list iterator sees what is appended
+    assert [python_value(item) for item in iterator.remaining()] == [2]
+    assert python_value(iterator.next_item()) == 2 and iterator.remaining() == []
+    assert not is_constant(iterator)

@@ -1,0 +1,611 @@
+"""Side effects: the mutations of Python state a trace records, and their replay in the
+transformed code.
+
+NOTE(side-effects): the interpreter never changes a Python object while tracing. A
+store into Python state (`obj.attr = v`, `GLOBAL = v`, `lst[i] = v`, `d[k] = v`,
+`del d[k]`) or a mutating list or dict method (`append extend insert pop clear`, `pop
+update setdefault clear` of dicts) changes the symbolic value instead and, when the
+target exists outside the frame (it has a source), is recorded here as an effect, in
+program order. The transformed code (NOTE(transformed-code), NOTE(resume-functions))
+calls the graph, then
+
+1. reads into temporaries everything it uses afterwards (the returned value, the live
+   values and the breaking instruction's operands, the effects' targets and values):
+   sources are read before anything is stored, so a value read before a store keeps
+   what it read (`a = o.x; o.x = 5; return a`);
+2. replays the effects in program order on the real objects: `obj.attr = v`,
+   `STORE_GLOBAL`, `lst[i] = v`, `del d[k]`, `lst.append(v)`, ... (a list from a source
+   is changed by the same operations, not rebuilt), each at its user's position;
+3. returns, or runs the breaking instruction, which sees the stores, and calls the
+   resume function.
+
+So the effects happen on every call, cache hits included, once, after the graph. A
+list or dict built in the frame is not replayed: it is built in its final state, once,
+whatever holds it. An argument that the code copies (`lst.extend(new)`,
+`d.update(new)`) is recorded as a snapshot of its items then, so a later change of
+`new` does not leak into the replay.
+
+Reads see the stores: one value per Python object (lists and dicts are tracked by
+`id` of the object at trace time, so one reached through two sources is one value), and
+attribute and global reads look at the pending stores first (`load_attr`,
+`load_global`). Reaching a list or dict through two sources, or mutating a list, dict
+or object while the trace read another of the same type (or the same object through
+another source), depends on which objects are the same: the guards then check it,
+recording `id` of each such source (a Python check on it) and comparing them last (a
+Python check on no source), so a call with other aliasing recompiles. A dict from a
+source is guarded by its keys only once the trace relies on which keys it has
+(`DictValue.keys()`: len, in, truth, a missing key, a mutation); each entry read is
+guarded through its item source.
+
+Refused, as a graph break: an attribute store on an object whose class is not a Python
+class with a plain `__setattr__` and `__getattribute__` and an instance `__dict__`, or
+has a data descriptor (property, slot) of that name; stores into modules, classes,
+arrays (in-place array writes) and anything else; dict keys that are not constants of
+a type hashed and compared in C (`_KEY_TYPES`); a list or dict built in the frame that
+would hold itself; a list or dict holding an object with a `__del__` (a finalizer can
+change it at any instruction, behind the guards: it stays an object, guarded by type),
+and an attribute or global store replacing one (its finalizer would run amid the replay);
+a stored value the transformed code cannot rebuild (a bound ndarray method, a symbolic
+size); a global store inside an inlined function with other globals; and, with `pyjit.config.replay_side_effects` False
+(read when tracing), every effect on a value from a source (lists and dicts built in
+the frame stay modelled). Replaying rather than tracing in a try block is safe: a
+store the trace accepted cannot raise.
+
+Inlining (NOTE(inlining)) shares one record between the caller and its inlined
+callees; a callee that breaks is rolled back to a `checkpoint()`: every change since is
+undone (container contents restored from snapshots, pending stores put back, lists and
+dicts first read since forgotten, as the graph inputs they hold are).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import threading
+from typing import Any, Callable
+
+from .. import config
+from ..graph import SymInt
+from .breaks import Break
+from .bytecode import Instr, call_instructions, name_arg
+from .output import rebuild
+from .sources import Source
+from .values import (NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, ModuleValue, ObjectValue,
+                     SequenceValue, Value, contents, reaches)
+
+TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code (resume.py names its own the same way)
+# Dict keys the interpreter models: hashed and compared in C, so no user code runs.
+_KEY_TYPES = (int, float, complex, str, bytes, bool, type(None))
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+# Method name -> (fewest, most) positional arguments.
+_LIST_METHODS = {"append": (1, 1), "extend": (1, 1), "insert": (2, 2), "pop": (0, 1), "clear": (0, 0)}
+_DICT_METHODS = {"get": (1, 2), "pop": (1, 2), "setdefault": (1, 2), "update": (1, 1), "clear": (0, 0)}
+
+
+@dataclasses.dataclass(eq=False)
+class Effect:
+    """One recorded mutation. kind: "store_attr", "store_global", "store_item",
+    "delete_item" or "call" (`name` is then the method's); `values` are what the replay
+    passes (the stored value, the method's arguments)."""
+
+    kind: str
+    target: Value | None  # None for a global
+    name: Any  # attribute, global or method name, or the item's key
+    values: tuple[Value, ...]
+    loc: Any
+    replayed: bool  # the target comes from a source (a new container is built in its final state)
+
+
+@dataclasses.dataclass(eq=False)
+class _Tracked:
+    obj: Any  # held so that its id stays its own during the trace
+    value: Value | None  # the list or dict value; None for an object (its attributes are read one by one)
+    sources: list[Source]
+
+
+class SideEffects:
+    """The pending mutations of one trace, and the objects it met (NOTE(side-effects))."""
+
+    def __init__(self):
+        self._effects: list[Effect] = []
+        self._undo: list[Callable[[], None]] = []  # undoes each change to the record, newest last
+        self._tracked: dict[int, _Tracked] = {}
+        self._originals: dict[int, Any] = {}  # id(list or dict value) -> the object it was read from
+        self._attributes: dict[tuple[int, str], Value] = {}  # (id(object), name) -> stored value
+        self._globals: dict[str, Value] = {}
+
+    # -- inlining -------------------------------------------------------------------------------
+    def checkpoint(self) -> tuple[int, int]:
+        return len(self._effects), len(self._undo)
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        """Forget what was recorded since `checkpoint()`: effects, and the containers first
+        read since, whose items may hold graph inputs the caller's rollback removes."""
+        effects, undo = mark
+        del self._effects[effects:]
+        while len(self._undo) > undo:
+            self._undo.pop()()
+
+    # -- what the transformed code needs ---------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        """Whether the transformed code has effects to replay."""
+        return any(effect.replayed for effect in self._effects)
+
+    def values(self) -> list[Value]:
+        """The values the replay reads: targets and stored values."""
+        return [value for effect in self._effects if effect.replayed
+                for value in (effect.target, *effect.values) if value is not None]
+
+    def replay(self, tracer, outputs: list, temps: dict[int, str], kept: list[Value], loc) -> list[Instr]:
+        """Instructions, after the graph call (its result in `__pyjit_out`), that read
+        `kept` and what the effects use into `temps` (id(value) -> name), then replay the
+        effects; also records the aliasing guards. Nothing when no effect is pending."""
+        self._guard_aliasing(tracer.guards)
+        self._guard_keys(tracer.guards)
+        effects = [effect for effect in self._effects if effect.replayed]
+        if not effects:
+            return []
+        body = materialise([*kept, *self.values()], outputs, tracer.code, loc, temps)
+        for effect in effects:
+            body += _replay(effect, lambda value: rebuild(value, outputs, tracer.code, effect.loc, temps))
+        return body
+
+    # -- wrapping (NOTE(guard-policy)) -------------------------------------------------------------
+    def wrap_container(self, tracer, value: list | dict, source: Source) -> Value:
+        """The value of a list or dict read from `source`: one per object. A list's items
+        are wrapped now (type and length guarded), a dict's entries when read (its type
+        guarded now, its keys once the trace relies on them); a dict with other keys is
+        an object, guarded by type."""
+        tracked = self._tracked.get(id(value))
+        if tracked is not None:
+            tracked.sources.append(source)
+            if tracked.value is not None:
+                return tracked.value
+        if tracked is not None or (type(value) is dict and not all(map(_is_key, value))) \
+                or any(map(_has_finalizer, value.values() if type(value) is dict else value)):
+            tracer.guards.type(source, type(value))  # not modelled: an object, as before any read
+            return ObjectValue(value, source)
+        tracer.guards.type(source, type(value))
+        if type(value) is dict:
+            result = DictValue(dict.fromkeys(value, UNREAD), source)
+        else:
+            tracer.guards.length(source, len(value))
+            result = SequenceValue(list, [], source)
+        self._tracked[id(value)] = _Tracked(value, result, [source])
+        self._originals[id(result)] = value
+
+        def forget() -> None:
+            del self._tracked[id(value)], self._originals[id(result)]
+
+        if type(value) is list:
+            try:  # registered first: a list may hold itself
+                result.items.extend(tracer.wrap(item, source.item(index)) for index, item in enumerate(value))
+            except BaseException:
+                forget()
+                raise
+        self._undo.append(forget)
+        return result
+
+    # -- attributes and globals -------------------------------------------------------------------
+    def load_attr(self, tracer, obj: Value, name: str) -> Value | None:
+        """`obj.name` where this record decides it: a pending store, a list or dict method,
+        a global of the frame stored through its module; None otherwise."""
+        if isinstance(obj, ObjectValue) and obj.source is not None:
+            self._note_object(obj)
+            return self._attributes.get((id(obj.value), name))
+        if isinstance(obj, ModuleValue) and vars(obj.module) is tracer.root.frame.f_globals:
+            return self._globals.get(name)
+        methods = _LIST_METHODS if isinstance(obj, SequenceValue) and obj.kind is list \
+            else _DICT_METHODS if isinstance(obj, DictValue) else {}
+        if name in methods:
+            if name != "get":
+                self._require_replay(obj, f"{name}()")
+            return CallableValue("container_method", name, self=obj)
+        return None
+
+    def store_attr(self, tracer, obj: Value, name: str, value: Value) -> None:
+        if not (isinstance(obj, ObjectValue) and obj.source is not None):
+            raise Break("unsupported", f"storing attribute {name!r} on a {type(obj).__name__} is not modelled")
+        _refuse_custom_store(obj.value, name)
+        _refuse_finalizer(inspect.getattr_static(obj.value, name, None), f"{obj.source}.{name}")
+        self._require_replay(obj, f"storing attribute {name!r}")
+        _require_rebuildable(value)
+        self._note_object(obj)
+        self._record(tracer, "store_attr", obj, name, (value,), self._set(self._attributes, (id(obj.value), name),
+                                                                          value))
+
+    def load_global(self, tracer, name: str) -> Value:
+        """LOAD_GLOBAL: a pending store of the frame's globals, else the tracer's read."""
+        if name in self._globals and _globals_of(tracer) is tracer.root.frame.f_globals:
+            return self._globals[name]
+        return tracer.load_global(name)
+
+    def store_global(self, tracer, name: str, value: Value) -> None:
+        if _globals_of(tracer) is not tracer.root.frame.f_globals:
+            raise Break("unsupported", f"storing global {name!r} of another module from an inlined function")
+        if not config.replay_side_effects:
+            raise Break("unsupported", f"storing global {name!r} with pyjit.config.replay_side_effects False",
+                        hint="the store runs in Python at a graph break")
+        _refuse_finalizer(tracer.root.frame.f_globals.get(name), name)
+        _require_rebuildable(value)
+        self._record(tracer, "store_global", None, name, (value,), self._set(self._globals, name, value))
+
+    # -- items ------------------------------------------------------------------------------------
+    def read_item(self, tracer, container: DictValue, key: Value) -> Value:
+        """`container[key]` of a dict value."""
+        if not _is_key_value(key):
+            raise Break("unsupported", f"a dict key that is a {type(key).__name__}, not a constant of a simple type")
+        found = container.items.get(key.value, NULL)
+        if found is NULL:
+            raise Break("user_error", f"KeyError: {key.value!r}")
+        if found is UNREAD:
+            original = self._originals[id(container)]
+            found = container.items[key.value] = tracer.wrap(original[key.value], container.source.item(key.value))
+            self._undo.append(lambda: container.items.__setitem__(key.value, UNREAD))
+        return found
+
+    def store_item(self, tracer, container: Value, key: Value, value: Value) -> None:
+        if isinstance(container, DictValue) and _is_key_value(key):
+            self._mutate(tracer, container, "store_item", key.value, (value,),
+                         lambda: container.items.__setitem__(key.value, value))
+            return
+        index = self._list_index(container, key, "assignment")
+        self._mutate(tracer, container, "store_item", index, (value,),
+                     lambda: container.items.__setitem__(index, value))
+
+    def delete_item(self, tracer, container: Value, key: Value) -> None:
+        if isinstance(container, DictValue) and _is_key_value(key):
+            if key.value not in container.items:
+                raise Break("user_error", f"KeyError: {key.value!r}")
+            self._mutate(tracer, container, "delete_item", key.value, (), lambda: container.items.pop(key.value))
+            return
+        index = self._list_index(container, key, "deletion")
+        self._mutate(tracer, container, "delete_item", index, (), lambda: container.items.pop(index))
+
+    def _list_index(self, container: Value, key: Value, what: str) -> int:
+        if not (isinstance(container, SequenceValue) and container.kind is list):
+            hint = "in-place writes into arrays are not captured" if isinstance(container, ArrayValue) else ""
+            raise Break("unsupported", f"item {what} on a {type(container).__name__} is not modelled", hint=hint)
+        if not (isinstance(key, ConstantValue) and type(key.value) in (int, bool)):
+            raise Break("unsupported", f"list {what} with a {type(key).__name__} index")
+        if not -len(container.items) <= key.value < len(container.items):
+            raise Break("user_error", f"IndexError: list {what} index out of range")
+        return key.value
+
+    # -- methods ----------------------------------------------------------------------------------
+    def call_method(self, tracer, target: Value, name: str, args: list[Value], kwargs: dict | None = None) -> Value:
+        """`target.name(*args)` for a list or dict method (`load_attr` made the callable)."""
+        table = _LIST_METHODS if isinstance(target, SequenceValue) else _DICT_METHODS
+        fewest, most = table[name]
+        if kwargs:
+            raise Break("unsupported", f"{name}() with keyword arguments")
+        if not fewest <= len(args) <= most:
+            raise Break("user_error", f"TypeError: {name}() takes {fewest} to {most} arguments ({len(args)} given)")
+        if isinstance(target, SequenceValue):
+            return self._list_method(tracer, target, name, args)
+        return self._dict_method(tracer, target, name, args)
+
+    def _list_method(self, tracer, target: SequenceValue, name: str, args: list[Value]) -> Value:
+        items = target.items
+        if name in ("insert", "pop") and args and not (isinstance(args[0], ConstantValue)
+                                                      and type(args[0].value) in (int, bool)):
+            raise Break("unsupported", f"list.{name} with an index that is not a constant")
+        if name in ("append", "insert"):
+            where = len(items) if name == "append" else args[0].value
+            self._mutate(tracer, target, "call", name, tuple(args), lambda: items.insert(where, args[-1]))
+        elif name == "extend":
+            added = _items_of(args[0])
+            self._mutate(tracer, target, "call", name, (SequenceValue(tuple, added),), lambda: items.extend(added))
+        elif name == "pop":
+            index = args[0].value if args else -1
+            if not -len(items) <= index < len(items):
+                raise Break("user_error", "IndexError: pop from empty list" if not items else
+                            "IndexError: pop index out of range")
+            return self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(index))
+        else:  # clear
+            self._mutate(tracer, target, "call", name, (), items.clear)
+        return ConstantValue(None)
+
+    def _dict_method(self, tracer, target: DictValue, name: str, args: list[Value]) -> Value:
+        items = target.items
+        if name == "clear":
+            self._mutate(tracer, target, "call", name, (), items.clear)
+            return ConstantValue(None)
+        if name == "update":
+            added = _dict_items_of(self, tracer, args[0])
+            self._mutate(tracer, target, "call", name, (DictValue(dict(added)),), lambda: items.update(added))
+            return ConstantValue(None)
+        if not _is_key_value(args[0]):
+            raise Break("unsupported", f"dict.{name} with a key that is not a constant of a simple type")
+        key, default = args[0].value, args[1] if len(args) > 1 else ConstantValue(None)
+        if key not in items:
+            target.keys()  # relies on its absence
+            if name == "pop" and len(args) == 1:
+                raise Break("user_error", f"KeyError: {key!r}")
+            if name == "setdefault":
+                self._mutate(tracer, target, "call", name, (args[0], default), lambda: items.__setitem__(key, default))
+            return default
+        found = self.read_item(tracer, target, args[0])
+        if name == "pop":
+            self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(key))
+        return found
+
+    # -- recording ----------------------------------------------------------------------------------
+    def _mutate(self, tracer, target: SequenceValue | DictValue, kind: str, name: Any, values: tuple,
+                change: Callable[[], Any]) -> Any:
+        """Apply `change` to the value's items and record it, undone by restoring a snapshot."""
+        self._require_replay(target, f"{name}()" if kind == "call" else kind.replace("_", " "))
+        if isinstance(target, DictValue):
+            target.keys()  # the replay relies on the keys it finds (`del d[k]`)
+        for value in values:
+            _require_rebuildable(value)
+            if target.source is None and reaches([value], target):
+                raise Break("unsupported", "a list or dict built in the frame that holds itself is not modelled")
+        saved = target.items.copy()
+        result = change()
+
+        def undo() -> None:
+            target.items.clear()
+            (target.items.extend if isinstance(target, SequenceValue) else target.items.update)(saved)
+
+        self._record(tracer, kind, target, name, values, undo)
+        return result
+
+    def _record(self, tracer, kind: str, target: Value | None, name: Any, values: tuple, undo) -> None:
+        replayed = target is None or target.source is not None
+        instr = tracer.root.instr  # inside an inlined call: the frame's CALL (NOTE(inlining))
+        loc = instr.loc if instr is not None else None
+        self._effects.append(Effect(kind, target, name, values, loc, replayed))
+        self._undo.append(undo)
+
+    @staticmethod
+    def _set(table: dict, key: Any, value: Value) -> Callable[[], None]:
+        """`table[key] = value`, returning its undo."""
+        had, old = key in table, table.get(key)
+        table[key] = value
+
+        def undo() -> None:
+            if had:
+                table[key] = old
+            else:
+                del table[key]
+
+        return undo
+
+    @staticmethod
+    def _require_replay(target: Value, what: str) -> None:
+        if target.source is not None and not config.replay_side_effects:
+            raise Break("unsupported", f"{what} on {target.source} with pyjit.config.replay_side_effects False",
+                        hint="the mutation runs in Python at a graph break")
+
+    def _note_object(self, obj: ObjectValue) -> None:
+        tracked = self._tracked.setdefault(id(obj.value), _Tracked(obj.value, None, []))
+        if obj.source not in tracked.sources:
+            tracked.sources.append(obj.source)
+
+    # -- aliasing guards --------------------------------------------------------------------------
+    def _guard_aliasing(self, guards) -> None:
+        """NOTE(side-effects): the objects reached through several sources, and, for each
+        type of object a replayed effect mutates, every object of that type the trace read,
+        must be the same or distinct on later calls as they were now."""
+        mutated = {type(self._object_of(effect.target)) for effect in self._effects
+                   if effect.replayed and effect.target is not None}
+        by_type: dict[type, list[_Tracked]] = {}
+        for tracked in self._tracked.values():
+            tracked.sources = list(dict.fromkeys(tracked.sources))
+            by_type.setdefault(type(tracked.obj), []).append(tracked)
+        # A list or dict reached twice is one value, its contents guarded through its first
+        # source only; an object's attributes are guarded through each source they are read
+        # by, which only a store through another source makes stale.
+        kinds = [[tracked.sources for tracked in group
+                  if (kind in mutated or tracked.value is not None) and len(tracked.sources) > 1
+                  or kind in mutated and len(group) > 1] for kind, group in by_type.items()]
+        kinds = [groups for groups in kinds if groups]
+        if not kinds:
+            return
+        store, layout, slots, parts = _IdStore(), [], 0, []
+        for groups in kinds:
+            layout.append([])
+            for group in groups:
+                layout[-1].append(list(range(slots, slots + len(group))))
+                for slot, source in zip(layout[-1][-1], group):
+                    guards.python(source, _id_recorder(store, slot), "record_id")
+                slots += len(group)
+                parts += [" is ".join(map(str, group))] * (len(group) > 1)
+            parts += [", ".join(str(group[0]) for group in groups) + " are distinct"] * (len(groups) > 1)
+        guards.python(None, _aliasing_check(store, layout), "; ".join(parts))
+
+    def _guard_keys(self, guards) -> None:
+        """A dict from a source whose keys the trace relied on is guarded by its keys, as
+        they were before the frame ran."""
+        for tracked in self._tracked.values():
+            if isinstance(tracked.value, DictValue) and tracked.value.keys_read:
+                guards.dict_keys(tracked.value.source, tuple(tracked.obj))
+
+    def _object_of(self, value: Value) -> Any:
+        return value.value if isinstance(value, ObjectValue) else self._originals[id(value)]
+
+
+class _IdStore(threading.local):
+    """The ids the aliasing checks of one guard program recorded, per thread (like
+    NOTE(shape-relations)'s sizes)."""
+
+    def __init__(self):
+        self.ids: dict[int, int] = {}
+
+
+def _id_recorder(store: _IdStore, slot: int) -> Callable[[Any], bool]:
+    def record_id(value) -> bool:
+        store.ids[slot] = id(value)
+        return True
+
+    return record_id
+
+
+def _aliasing_check(store: _IdStore, layout: list[list[list[int]]]) -> Callable[[], bool]:
+    """Per type, per object, the slots of its sources: each object's are one id, and the
+    objects of a type are distinct."""
+    def aliasing() -> bool:
+        ids = store.ids
+        for groups in layout:
+            firsts = [ids[group[0]] for group in groups]
+            if len(set(firsts)) != len(firsts) or any(ids[slot] != ids[group[0]] for group in groups
+                                                      for slot in group):
+                return False
+        return True
+
+    return aliasing
+
+
+# -- checks --------------------------------------------------------------------------------------
+def _refuse_custom_store(obj: Any, name: str) -> None:
+    """NOTE(side-effects): `obj.name = v` runs no code only on an instance of a Python
+    class with object's `__setattr__` and `__getattribute__`, an instance `__dict__`, and
+    no data descriptor (property, slot, `__dict__`, `__class__`) of that name."""
+    kind = type(obj)
+    why = None
+    if not kind.__flags__ & _HEAP_TYPE:
+        why = "is not a class defined in Python"
+    elif inspect.getattr_static(kind, "__setattr__") is not object.__setattr__ \
+            or inspect.getattr_static(kind, "__getattribute__") is not object.__getattribute__:
+        why = "customises attribute access"
+    elif not kind.__dictoffset__:
+        why = "gives its instances no __dict__"
+    else:
+        owner = next((base for base in kind.__mro__ if name in base.__dict__), None)
+        found = owner.__dict__[name] if owner is not None else None
+        if owner is not None and any(inspect.getattr_static(type(found), method, None) is not None
+                                     for method in ("__set__", "__delete__")):
+            why = f"defines {name!r} as a {type(found).__name__}"
+    if why is not None:
+        raise Break("unsupported", f"storing attribute {name!r} on a {kind.__qualname__}, whose class {why}: "
+                    "the store would run code", hint="the store runs in Python at a graph break")
+
+
+def _require_rebuildable(value: Value) -> None:
+    """A stored value the transformed code must push again after the graph call."""
+    if not _rebuildable(value):
+        raise Break("unsupported", f"storing a {type(value).__name__} that the transformed code cannot rebuild")
+
+
+def _rebuildable(value: Value) -> bool:
+    if value.source is not None or isinstance(value, ArrayValue):
+        return True
+    if isinstance(value, ConstantValue):
+        return not _has_symbol(value.value)
+    if isinstance(value, (SequenceValue, DictValue)):
+        return all(map(_rebuildable, contents(value)))
+    return False
+
+
+
+
+def _has_symbol(constant: Any) -> bool:
+    if type(constant) in (tuple, list):
+        return any(map(_has_symbol, constant))
+    return isinstance(constant, SymInt)
+
+
+def _has_finalizer(item: Any) -> bool:
+    """Whether dropping `item` (or an item of a tuple it is) may run a Python `__del__`:
+    a container holding one can change at any instruction that drops a reference,
+    behind the guards that checked it when the frame started and between replayed
+    effects (`while items: items.pop()`, where the first pop's finalizer empties it)."""
+    if type(item) is tuple:
+        return any(map(_has_finalizer, item))
+    return any("__del__" in vars(base) for base in type(item).__mro__)
+
+
+def _refuse_finalizer(replaced: Any, where: str) -> None:
+    """A store that drops an object with a `__del__` would run it amid the replay."""
+    if _has_finalizer(replaced):
+        raise Break("unsupported", f"storing into {where} drops an object with a __del__, which would run amid "
+                    "the replayed effects", hint="the store runs in Python at a graph break")
+
+
+def _is_key(key: Any) -> bool:
+    if type(key) is tuple:
+        return all(map(_is_key, key))
+    return type(key) in _KEY_TYPES
+
+
+def _is_key_value(value: Value) -> bool:
+    return isinstance(value, ConstantValue) and _is_key(value.value)
+
+
+def _items_of(value: Value) -> list[Value]:
+    """The items `list.extend` takes from `value`, as they are now."""
+    if isinstance(value, SequenceValue):
+        return list(value.items)
+    if isinstance(value, ConstantValue) and type(value.value) in (tuple, list, str, range):
+        return [ConstantValue(item) for item in value.value]
+    if isinstance(value, DictValue):
+        return [ConstantValue(key) for key in value.items]
+    raise Break("unsupported", f"extending a list with a {type(value).__name__}")
+
+
+def _dict_items_of(record: SideEffects, tracer, value: Value) -> dict[Any, Value]:
+    """The entries `dict.update` takes from `value`, every one read, as they are now."""
+    if isinstance(value, DictValue):
+        return {key: record.read_item(tracer, value, ConstantValue(key)) for key in value.keys()}
+    if isinstance(value, ConstantValue) and type(value.value) is dict and all(map(_is_key, value.value)):
+        return {key: ConstantValue(item) for key, item in value.value.items()}
+    raise Break("unsupported", f"updating a dict with a {type(value).__name__}")
+
+
+def build_dict(pairs: list[tuple[Value, Value]]) -> DictValue:
+    """The dict value BUILD_MAP and BUILD_CONST_KEY_MAP make."""
+    items: dict[Any, Value] = {}
+    for key, value in pairs:
+        if not _is_key_value(key):
+            raise Break("unsupported", f"a dict key that is a {type(key).__name__}, not a constant of a simple type")
+        items[key.value] = value
+    return DictValue(items)
+
+
+def _globals_of(tracer) -> dict:
+    """The globals the tracer's STORE_GLOBAL and LOAD_GLOBAL use: an inlined function's own."""
+    function = getattr(tracer, "function", None)  # an InlineTracer's callee (NOTE(inlining))
+    return function.__globals__ if function is not None else tracer.frame.f_globals
+
+
+# -- the transformed code --------------------------------------------------------------------------
+def materialise(values: list[Value], outputs: list, code, loc, temps: dict[int, str]) -> list[Instr]:
+    """Instructions storing each of `values`, and the lists, dicts and sourced values
+    inside them, in a temporary (recorded in `temps`: id(value) -> name) once; arrays the
+    graph computed stay in its result."""
+    body: list[Instr] = []
+    for value in values:
+        if value is NULL or id(value) in temps:
+            continue
+        body += materialise(contents(value), outputs, code, loc, temps)
+        if value.source is None and (isinstance(value, ArrayValue) or _shared_by_value(value)):
+            continue  # rebuilt where used: its items, if any, are in temporaries
+        body += rebuild(value, outputs, code, loc, temps)
+        temps[id(value)] = TEMP.format(len(temps))
+        body.append(Instr("STORE_FAST", temps[id(value)], loc=loc))
+    return body
+
+
+def _shared_by_value(value: Value) -> bool:
+    """A tuple or an immutable constant: no one can tell two copies apart by changing one."""
+    if isinstance(value, SequenceValue):
+        return value.kind is tuple
+    return isinstance(value, ConstantValue) and type(value.value) not in (list, dict, set, bytearray)
+
+
+def _replay(effect: Effect, push: Callable[[Value], list[Instr]]) -> list[Instr]:
+    loc = effect.loc
+    values = [push(value) for value in effect.values]
+    if effect.kind == "store_attr":
+        return values[0] + push(effect.target) + [Instr("STORE_ATTR", effect.name, loc=loc)]
+    if effect.kind == "store_global":
+        return values[0] + [Instr("STORE_GLOBAL", effect.name, loc=loc)]
+    key = [Instr("LOAD_CONST", effect.name, loc=loc)]
+    if effect.kind == "store_item":
+        return values[0] + push(effect.target) + key + [Instr("STORE_SUBSCR", loc=loc)]
+    if effect.kind == "delete_item":
+        return push(effect.target) + key + [Instr("DELETE_SUBSCR", loc=loc)]
+    method = push(effect.target) + [Instr("LOAD_ATTR", name_arg(effect.name, "LOAD_ATTR"), loc=loc)]
+    return call_instructions(method, values, loc) + [Instr("POP_TOP", loc=loc)]
