@@ -356,6 +356,12 @@ def iterate(tracer, value: Value) -> IteratorValue:
         return IteratorValue(items, made_by=(builtins.iter, [], value.value))
     if isinstance(value, ArrayValue):
         return IteratorValue(_rows(tracer, value), exact=False)
+    if isinstance(value, ObjectValue):
+        from .inline import call_special
+
+        iterator = call_special(tracer, value, "__iter__")  # a class's own, traced like any call
+        if iterator is not None:
+            return iterate(tracer, iterator)
     raise Break("unsupported", f"iterating a {_described(value)} is not unrolled",
                 hint="loops over tuples, lists, ranges, strings, arrays and enumerate/zip/reversed of them are "
                      "unrolled; this one runs in Python")

@@ -98,12 +98,19 @@ def call_user(tracer: Tracer, fn: Value, args: list[Value], kwargs: dict[str, Va
         from .calls import load_attr
 
         return tracer_call(tracer, load_attr(tracer, fn, protocol.call), args, kwargs)
-    method = inspect.getattr_static(kind, "__call__", None)
-    if type(method) is not types.FunctionType or type(kind).__call__ is not type.__call__:
+    return call_special(tracer, fn, "__call__", args, kwargs)
+
+
+def call_special(tracer: Tracer, obj: ObjectValue, name: str, args: list[Value] = (),
+                 kwargs: dict[str, Value] | None = None) -> Value | None:
+    """`type(obj).<name>(obj, *args)` inlined, for a special method (`__call__`,
+    `__iter__`) that the object's class defines in Python; None when it does not."""
+    method = inspect.getattr_static(type(obj.value), name, None)
+    if type(method) is not types.FunctionType or obj.source is None:
         return None
-    method_source = fn.source.attr("__class__").attr("__call__")
+    method_source = obj.source.attr("__class__").attr(name)
     tracer.guards.identity(method_source, method)
-    return inline(tracer, method, method_source, [fn, *args], kwargs)
+    return inline(tracer, method, method_source, [obj, *args], kwargs or {})
 
 
 def tracer_call(tracer: Tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:

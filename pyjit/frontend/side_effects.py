@@ -70,8 +70,8 @@ from .breaks import Break
 from .bytecode import Instr, call_instructions, name_arg
 from .output import rebuild
 from .sources import Source
-from .values import (NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, ModuleValue, ObjectValue,
-                     SequenceValue, Value, contents, reaches)
+from .values import (NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
+                     ObjectValue, SequenceValue, Value, contents, reaches)
 
 TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code (resume.py names its own the same way)
 # Dict keys the interpreter models: hashed and compared in C, so no user code runs.
@@ -79,7 +79,9 @@ _KEY_TYPES = (int, float, complex, str, bytes, bool, type(None))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 # Method name -> (fewest, most) positional arguments.
 _LIST_METHODS = {"append": (1, 1), "extend": (1, 1), "insert": (2, 2), "pop": (0, 1), "clear": (0, 0)}
-_DICT_METHODS = {"get": (1, 2), "pop": (1, 2), "setdefault": (1, 2), "update": (1, 1), "clear": (0, 0)}
+_DICT_METHODS = {"get": (1, 2), "pop": (1, 2), "setdefault": (1, 2), "update": (1, 1), "clear": (0, 0),
+                 "keys": (0, 0), "values": (0, 0), "items": (0, 0)}
+_DICT_VIEWS = frozenset({"keys", "values", "items"})  # read only: they change nothing
 
 
 @dataclasses.dataclass(eq=False)
@@ -113,6 +115,7 @@ class SideEffects:
         self._originals: dict[int, Any] = {}  # id(list or dict value) -> the object it was read from
         self._attributes: dict[tuple[int, str], Value] = {}  # (id(object), name) -> stored value
         self._globals: dict[str, Value] = {}
+        self._iterated: dict[int, list[IteratorValue]] = {}  # id(dict value) -> iterators over its views
 
     # -- inlining -------------------------------------------------------------------------------
     def checkpoint(self) -> tuple[int, int]:
@@ -199,7 +202,7 @@ class SideEffects:
         methods = _LIST_METHODS if isinstance(obj, SequenceValue) and obj.kind is list \
             else _DICT_METHODS if isinstance(obj, DictValue) else {}
         if name in methods:
-            if name != "get":
+            if name != "get" and name not in _DICT_VIEWS:
                 self._require_replay(obj, f"{name}()")
             return CallableValue("container_method", name, self=obj)
         return None
@@ -309,6 +312,8 @@ class SideEffects:
 
     def _dict_method(self, tracer, target: DictValue, name: str, args: list[Value]) -> Value:
         items = target.items
+        if name in _DICT_VIEWS:
+            return self._view(tracer, target, name)
         if name == "clear":
             self._mutate(tracer, target, "call", name, (), items.clear)
             return ConstantValue(None)
@@ -331,6 +336,22 @@ class SideEffects:
             self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(key))
         return found
 
+    def _view(self, tracer, target: DictValue, name: str) -> IteratorValue:
+        """NOTE(dict-views): `d.keys()`, `d.values()`, `d.items()` as an iterator over the
+        entries the dict has now (its keys guarded). It is not the view object Python
+        makes, so it is rebuilt only as a loop's own iterator, never for code that holds
+        it; and changing the dict while it is iterated (Python raises at the next step)
+        makes the frame run as it is."""
+        keys = target.keys()
+        if not all(type(key) in _KEY_TYPES for key in keys):
+            raise Break("unsupported", f"dict.{name}() of a dict with keys of other types")
+        values = [self.read_item(tracer, target, ConstantValue(key)) for key in keys] if name != "keys" else []
+        entries = [ConstantValue(key) for key in keys] if name == "keys" else values if name == "values" else \
+            [SequenceValue(tuple, [ConstantValue(key), value]) for key, value in zip(keys, values)]
+        iterator = IteratorValue(entries, exact=False)
+        self._iterated.setdefault(id(target), []).append(iterator)
+        return iterator
+
     # -- recording ----------------------------------------------------------------------------------
     def _mutate(self, tracer, target: SequenceValue | DictValue, kind: str, name: Any, values: tuple,
                 change: Callable[[], Any]) -> Any:
@@ -338,6 +359,10 @@ class SideEffects:
         self._require_replay(target, f"{name}()" if kind == "call" else kind.replace("_", " "))
         if isinstance(target, DictValue):
             target.keys()  # the replay relies on the keys it finds (`del d[k]`)
+            for iterator in self._iterated.get(id(target), ()):  # NOTE(dict-views)
+                if iterator.remaining():
+                    iterator.rebuildable = False
+                    raise Break("unsupported", "a dict changed while it is iterated")
         for value in values:
             _require_rebuildable(value)
             if target.source is None and reaches([value], target):

@@ -195,3 +195,12 @@ def test_modules_are_inlined_through_their_protocol(jit):
     np.testing.assert_allclose(got_grads[0], t.grad.numpy(), rtol=1e-6)
     np.testing.assert_allclose(got_grads[1], layer.weight.grad.numpy(), rtol=1e-6)
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_a_sequential_model_is_one_graph(jit):
+    model = pyjit.nn.Sequential(pyjit.nn.Linear(4, 8), pyjit.nn.GELU(approximate="tanh"), pyjit.nn.Linear(8, 2))
+    x = pyjit.tensor(np.linspace(-1, 1, 12).reshape(3, 4))
+    with pyjit.no_grad():
+        np.testing.assert_allclose(jit(model.forward)(x).numpy(), model(x).numpy(), rtol=1e-6)
+    # Sequential.forward iterates the module: its __iter__ is inlined, over _modules.values()
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]

@@ -370,3 +370,24 @@ def test_a_container_holding_finalizers_is_not_modelled(jit):
         items = []
         items.extend([1, ClearsOnDrop(items), 2, 3])
         assert same(compiled(np.ones(2), items), np.sin(np.ones(2))) and items == []
+
+
+def test_dict_views_are_iterated_and_a_change_while_iterating_raises_as_in_python(jit):
+    def weighted(d):
+        total = 0.0
+        for key, value in d.items():
+            total = total + value * len(key)
+        return total, list(d.keys()) == [key for key in d], len(d.values())
+
+    d = {"a": np.ones(2), "bb": np.arange(2.0)}
+    got, want = jit(weighted)(d), weighted(d)
+    assert np.array_equal(got[0], want[0]) and got[1:] == want[1:]
+
+    def grows(d):
+        for key in d.keys():
+            d[key + "!"] = 1
+        return d
+
+    for fn in (grows, jit(grows)):
+        with pytest.raises(RuntimeError, match="changed size during iteration"):
+            fn({"a": 1})
