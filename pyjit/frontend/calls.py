@@ -345,6 +345,8 @@ def iterate(tracer, value: Value) -> IteratorValue:
         return value
     if isinstance(value, SequenceValue):
         return IteratorValue(value.items, of_list=value if value.kind is list else None)
+    if isinstance(value, DictValue):  # its keys (NOTE(dict-views))
+        return tracer.side_effects.view(tracer, value, "keys")
     if isinstance(value, ConstantValue) and type(value.value) in _ITERABLE_CONSTANTS:
         try:
             _check_unroll_length(len(value.value))

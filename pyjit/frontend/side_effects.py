@@ -313,7 +313,7 @@ class SideEffects:
     def _dict_method(self, tracer, target: DictValue, name: str, args: list[Value]) -> Value:
         items = target.items
         if name in _DICT_VIEWS:
-            return self._view(tracer, target, name)
+            return self.view(tracer, target, name)
         if name == "clear":
             self._mutate(tracer, target, "call", name, (), items.clear)
             return ConstantValue(None)
@@ -336,7 +336,7 @@ class SideEffects:
             self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(key))
         return found
 
-    def _view(self, tracer, target: DictValue, name: str) -> IteratorValue:
+    def view(self, tracer, target: DictValue, name: str) -> IteratorValue:
         """NOTE(dict-views): `d.keys()`, `d.values()`, `d.items()` as an iterator over the
         entries the dict has now (its keys guarded). It is not the view object Python
         makes, so it is rebuilt only as a loop's own iterator, never for code that holds
