@@ -29,7 +29,7 @@ from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .breaks import Break
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
-                     ObjectValue, SequenceValue, Value, is_constant, python_value, reaches, registry_entry)
+                     ObjectValue, SequenceValue, Value, is_constant, python_value, registry_entry)
 
 # Parameters that choose how an op works, as opposed to the data it works on.
 _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
@@ -441,18 +441,12 @@ def _taken(tracer, value: Value) -> tuple[IteratorValue, int]:
     """An iterator over `value` for enumerate, zip or reversed to take its items from, and
     its position then (a graph break rebuilds theirs from it: NOTE(loop-unrolling))."""
     iterator = iterate(tracer, value)
-    if iterator is value and _held(tracer, value):
+    if iterator is value and tracer.holds(value):
         raise Break("unsupported", "an iterator that the code also holds elsewhere is consumed lazily by Python",
                     hint="iterate over the sequence itself")
     return iterator, iterator.position
 
 
-def _held(tracer, value: Value) -> bool:
-    """Whether the stack or a local of a frame being traced holds `value`."""
-    roots = [*tracer.stack, *tracer.locals.values()]
-    for caller in tracer.callers():
-        roots += [*caller.stack, *caller.locals.values()]
-    return reaches(roots, value)
 
 
 def _described(value: Value) -> str:

@@ -33,7 +33,7 @@ from .opcodes import HANDLERS, unhandled_reason
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
 from .values import (ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
-                     SUPPORTED_BUILTINS, Value, registry_entry)
+                     SUPPORTED_BUILTINS, Value, reaches, registry_entry)
 
 _GRAD_MODE_EXIT = inspect.getattr_static(no_grad, "__exit__")  # never suppresses: NOTE(grad-mode-with)
 # Python values a graph may bake in, checked by value (NOTE(constant-guards) in guards.py).
@@ -127,6 +127,13 @@ class Tracer:
     def callers(self):
         """The tracers of the calls this one is inlined into, innermost first."""
         return iter(())
+
+    def holds(self, value: Value) -> bool:
+        """Whether a stack or local of the frames being traced holds `value`, at any depth."""
+        roots = [*self.stack, *self.locals.values()]
+        for caller in self.callers():
+            roots += [*caller.stack, *caller.locals.values()]
+        return reaches(roots, value)
 
     def in_try_block(self) -> bool:
         """Whether an op recorded at the current instruction would need an exception

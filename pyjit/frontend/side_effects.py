@@ -360,7 +360,7 @@ class SideEffects:
         if isinstance(target, DictValue):
             target.keys()  # the replay relies on the keys it finds (`del d[k]`)
             for iterator in self._iterated.get(id(target), ()):  # NOTE(dict-views)
-                if iterator.remaining():
+                if tracer.holds(iterator):  # a loop that has not found it exhausted yet
                     iterator.rebuildable = False
                     raise Break("unsupported", "a dict changed while it is iterated")
         for value in values:

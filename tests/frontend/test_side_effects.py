@@ -391,3 +391,14 @@ def test_dict_views_are_iterated_and_a_change_while_iterating_raises_as_in_pytho
     for fn in (grows, jit(grows)):
         with pytest.raises(RuntimeError, match="changed size during iteration"):
             fn({"a": 1})
+
+
+def test_a_dict_changed_on_the_last_step_of_its_loop_raises_as_in_python(jit):
+    def last_step(d):
+        for key in d:
+            d[key + 1] = 1  # the loop's next step raises, though this was the last key
+        return d
+
+    for fn in (last_step, jit(last_step)):
+        with pytest.raises(RuntimeError, match="changed size during iteration"):
+            fn({1: 1})
