@@ -33,11 +33,13 @@ import pytest
 
 # Modules of ordinary Python semantics that give the same outcomes when run twice in one
 # process and run in about a second each under optimize on all three versions. Left out
-# for now: test_float, test_list, test_tuple, test_math, test_enumerate (10-60 s under
-# optimize: a straight-line test with N breaks builds a chain of N resume functions,
-# each decoding the whole code again, and their nested calls reach the recursion limit);
-# test_int (zero-argument super() in a resume function: the differing tests vary by
-# version); test_dynamic (a test rebinds builtins.len, which pyjit's own code calls).
+# for time, not for differences: test_float, test_list, test_tuple, test_enumerate (9-25 s
+# each under optimize on 3.12, no difference: a straight-line test with N breaks traces N
+# resume functions, each over the rest of the code; NOTE(resume-trampoline) keeps them
+# from nesting); test_math (over 300 s under optimize: loops of thousands of values with
+# a break in each); test_int (zero-argument super() in a resume function: the
+# differing tests vary by version); test_dynamic (a test rebinds builtins.len, which
+# pyjit's own code calls).
 MODULES = ("test_abc", "test_augassign", "test_baseexception", "test_binop", "test_bool", "test_class",
            "test_compare", "test_contextlib", "test_decorators", "test_dict", "test_dictcomps", "test_except_star",
            "test_exception_group", "test_extcall", "test_funcattrs", "test_generators", "test_genexps",
