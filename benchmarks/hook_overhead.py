@@ -6,9 +6,10 @@
      calls made from Python and calls made from C;
   d) a hit with 8 cache entries (8 dtypes): the last- and first-added entry, and all 8 in turn.
 
-The "compiled" functions are built by hand (until the frontend lands): a CompiledFunction
-whose callback guards every argument with an "array" check and runs a copy of the
-function's code. docs/benchmarks.md explains every row and column.
+The "compiled" functions are built by hand, so that only the frame hook is measured
+(benchmarks/run.py times the whole pyjit.compile path): a CompiledFunction whose callback
+guards every argument with an "array" check and runs a copy of the function's code.
+docs/benchmarks.md explains every row and column.
 
     python -P benchmarks/hook_overhead.py [--quick] [--json PATH]
 """

@@ -247,8 +247,8 @@ def _open(path: str) -> _C.KernelLibrary:
     library pulls it in. Its default lets idle team threads spin, and on a machine
     where another process holds a core a spinning or descheduled team member stalls
     every later parallel region by a scheduler time slice: kernels of 0.1 ms took
-    8 ms on this 2-core machine while tests ran beside them (benchmarks/inductor_cpu.py
-    --quick). Sleeping threads cost a futex wake-up per region instead. A user's own
+    8 ms on this 2-core machine while tests ran beside them (the inductor benchmark's
+    --quick run). Sleeping threads cost a futex wake-up per region instead. A user's own
     setting is kept."""
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     return _C.KernelLibrary(path)

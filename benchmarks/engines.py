@@ -1,0 +1,102 @@
+"""The engines the harness compares: what each runs for a workload, and how it compiles it.
+
+* `numpy`: the workload's NumPy function as NumPy runs it, the baseline of every ratio.
+* `pyjit-BACKEND`: `pyjit.compile(fn, backend=BACKEND)` for each of pyjit's own backends
+  that is registered (`eager`, `aot_eager`, `inductor`), and `pyjit-inductor:MODE` with
+  `mode=MODE` for each mode beyond the default (`pyjit.list_mode_options`).
+  Workloads with a `pyjit.Tensor` flavour (the training step) run that flavour.
+* `pyjit-tape`: the Tensor flavour uncompiled: pyjit's eager autograd tape, the baseline
+  the compiled training step has to beat.
+* the peers, only when installed (never dependencies of pyjit): `torch.compile` of the
+  NumPy function (TorchDynamo traces NumPy code), `numba` (`numba.njit`) and `jax.jit`
+  of the NumPy function with its module global `np` bound to `jax.numpy`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import types
+from dataclasses import dataclass
+from typing import Callable
+
+from workloads import Case, Workload
+
+PYJIT_BACKENDS = ("eager", "aot_eager", "inductor")
+INDUCTOR_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")  # SPEC section 2
+PEERS = {"torch.compile": "torch", "numba": "numba", "jax.jit": "jax"}
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    kind: str  # "numpy", "tape", "pyjit", "mode" (an inductor mode beyond the default) or "peer"
+    compile: Callable[[Callable], Callable]
+    disk_cache: bool = False  # a fresh process can start warm, so the warm start is measured
+
+    @property
+    def pyjit(self) -> bool:
+        """Compiles with pyjit, so pyjit's graph and graph-break counters are reported."""
+        return self.kind in ("pyjit", "mode")
+
+    @property
+    def compiles(self) -> bool:
+        return self.kind not in ("numpy", "tape")
+
+    def applies(self, workload: Workload) -> bool:
+        return workload.tensor is not None or self.kind != "tape"
+
+    def case(self, workload: Workload, quick: bool) -> Case:
+        tensor = workload.tensor is not None and self.kind in ("tape", "pyjit", "mode")
+        return (workload.tensor if tensor else workload.numpy)(quick)
+
+
+def _pyjit_compile(backend: str, mode: str | None, fn: Callable) -> Callable:
+    import pyjit
+
+    return pyjit.compile(fn, backend=backend, mode=mode)
+
+
+def _uncompiled(fn: Callable) -> Callable:
+    return fn
+
+
+def _torch_compile(fn: Callable) -> Callable:
+    import torch
+
+    return torch.compile(fn)
+
+
+def _numba_compile(fn: Callable) -> Callable:
+    import numba
+
+    return numba.njit(fn)
+
+
+def _jax_compile(fn: Callable) -> Callable:
+    """jax.jit cannot trace calls to NumPy itself, so the same code runs with its global
+    `np` bound to `jax.numpy` (helpers it calls keep NumPy's and fail to trace)."""
+    import jax
+    import jax.numpy as jnp
+
+    rebound = types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__, fn.__defaults__,
+                                 fn.__closure__)
+    return jax.jit(rebound)
+
+
+_PEER_COMPILERS = {"torch.compile": _torch_compile, "numba": _numba_compile, "jax.jit": _jax_compile}
+
+
+def all_engines() -> dict[str, Engine]:
+    """Every engine this installation can run, by name, NumPy first."""
+    import pyjit
+
+    engines = [Engine("numpy", "numpy", _uncompiled), Engine("pyjit-tape", "tape", _uncompiled)]
+    engines += [Engine(f"pyjit-{backend}", "pyjit", functools.partial(_pyjit_compile, backend, None),
+                       disk_cache=backend == "inductor")
+                for backend in PYJIT_BACKENDS if backend in pyjit.list_backends()]
+    engines += [Engine(f"pyjit-inductor:{mode}", "mode", functools.partial(_pyjit_compile, "inductor", mode),
+                       disk_cache=True) for mode in INDUCTOR_MODES]
+    engines += [Engine(name, "peer", _PEER_COMPILERS[name], disk_cache=name == "torch.compile")
+                for name, module in PEERS.items() if importlib.util.find_spec(module) is not None]
+    return {engine.name: engine for engine in engines}

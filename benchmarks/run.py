@@ -1,0 +1,224 @@
+"""pyjit's benchmark harness: ten NumPy workloads under NumPy, each pyjit backend and the
+installed peers, one process per row; a table on stdout, JSON, and a PNG bar chart when
+matplotlib is installed. docs/benchmarks.md explains every workload, engine and column.
+
+    python -P benchmarks/run.py [--quick] [--peers] [--json PATH] [--engines A,B] [--workloads A,B]
+
+--quick: tiny sizes and few timed calls (a smoke test; its figures mean nothing), without
+the inductor modes beyond the default and, unless --peers is given, without the peers.
+--engines picks any engines (NumPy, the baseline, always runs). Progress goes to stderr,
+one line per measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+# `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import pyjit  # noqa: E402
+from engines import all_engines  # noqa: E402
+from workloads import BY_NAME, WORKLOADS  # noqa: E402
+
+MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
+DEFAULT_JSON = os.path.join(os.path.dirname(os.path.dirname(MEASURE)), "build", "benchmarks", "results.json")
+CHILD_TIMEOUT_S = 900
+
+
+def measure(arguments: list[str], quick: bool) -> dict:
+    """Runs measure.py in a fresh process on the pyjit this process imported (installed,
+    or a source tree): its JSON, or a failed row carrying the child's last error line."""
+    environment = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pyjit.__file__)))
+    command = [sys.executable, "-P", MEASURE, *arguments] + (["--quick"] if quick else [])
+    try:
+        child = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"status": "failed", "error": f"no result in {CHILD_TIMEOUT_S} s"}
+    if child.returncode == 0:
+        return json.loads(child.stdout.splitlines()[-1])
+    lines = child.stderr.strip().splitlines() or [f"exit status {child.returncode}"]
+    return {"status": "failed", "error": lines[-1]}
+
+
+def progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run_row(engine, workload, cache_root: str, quick: bool) -> dict:
+    """One row: the cold run, then a warm start where the engine keeps a disk cache."""
+    cache = os.path.join(cache_root, engine.name, workload.name)
+    started = time.perf_counter()
+    row = {"workload": workload.name, "engine": engine.name,
+           **measure(["run", engine.name, workload.name, "--cache", cache], quick)}
+    if engine.disk_cache and row["status"] != "failed":
+        warm = measure(["warm", engine.name, workload.name, "--cache", cache], quick)
+        row.update(warm if "error" not in warm else {"warm_error": warm["error"]})
+    shown = f"{row['median_ms']:10.3f} ms" if "median_ms" in row else ""
+    progress(f"  {engine.name:24s} {row['status']:7s}{shown}  ({time.perf_counter() - started:.1f} s)"
+             + (f"  {row['error']}" if "error" in row else ""))
+    return row
+
+
+def run_all(engines, workloads, quick: bool) -> tuple[list[dict], list[dict]]:
+    """Every (engine, workload) row, then each compiling engine's dispatch overhead."""
+    rows, dispatch = [], []
+    # NOTE(workload-major): a workload's rows run back to back, so a slow spell of the
+    # shared machine moves its ratios less than if NumPy's row ran minutes before the rest.
+    with tempfile.TemporaryDirectory(prefix="pyjit-bench-") as cache_root:
+        for number, workload in enumerate(workloads, 1):
+            progress(f"[{number}/{len(workloads)}] {workload.name}")
+            rows += [run_row(engine, workload, cache_root, quick) for engine in engines if engine.applies(workload)]
+        progress("dispatch overhead")
+        for engine in (engine for engine in engines if engine.compiles):
+            cache = os.path.join(cache_root, engine.name, "dispatch")
+            dispatch.append({"engine": engine.name, **measure(["dispatch", engine.name, "--cache", cache], quick)})
+            result = dispatch[-1]
+            progress(f"  {engine.name:24s} " + (f"{result['overhead_ns']:+.0f} ns" if "overhead_ns" in result
+                                               else result["error"]))
+    return rows, dispatch
+
+
+def add_ratios(rows: list[dict], bandwidth: float) -> None:
+    """Each row's speedup over NumPy's row of its workload (same run), and the workload's
+    bandwidth floor: NumPy's bytes read once plus written once, at the copy's bandwidth."""
+    numpy_rows = {row["workload"]: row for row in rows if row["engine"] == "numpy" and "median_ms" in row}
+    for row in rows:
+        baseline = numpy_rows.get(row["workload"])
+        if baseline is None:
+            continue
+        row["floor_ms"] = baseline["traffic_bytes"] / bandwidth * 1e3
+        if "median_ms" in row:
+            row["speedup"] = baseline["median_ms"] / row["median_ms"]
+            row["floor_ratio"] = row["median_ms"] / row["floor_ms"] if BY_NAME[row["workload"]].memory_bound else None
+
+
+def _cell(value, pattern: str, width: int) -> str:
+    return format(value, pattern).rjust(width) if value is not None else "-".rjust(width)
+
+
+COLUMNS = (("median ms", "median_ms", ".3f", 10), ("min ms", "min_ms", ".3f", 9), ("max ms", "max_ms", ".3f", 9),
+           ("vs numpy", "speedup", ".2f", 8), ("first ms", "first_call_ms", ".1f", 9),
+           ("warm ms", "warm_start_ms", ".1f", 8), ("RSS MB", "peak_rss_mb", ".0f", 7),
+           ("/floor", "floor_ratio", ".2f", 7), ("graphs", "graphs", "d", 6), ("breaks", "graph_breaks", "d", 6))
+
+
+def _status(row: dict) -> str:
+    if row["status"] == "ok":
+        return "ok"
+    if "error" in row:
+        return f"{row['status'].upper()} {row['error']}"
+    return f"{row['status'].upper()} (largest difference from NumPy {row['max_abs_error']:.3g})"
+
+
+def print_table(document: dict) -> None:
+    print(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
+          f"{document['cpus']} CPUs{', quick sizes (a smoke test)' if document['quick'] else ''}")
+    print(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s (the floor: bytes read once plus written once)")
+    name_width = max([len(row["engine"]) for row in document["rows"] + document["dispatch"]] + [20])
+    print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS)
+          + "  status")
+    for workload in WORKLOADS:
+        rows = [row for row in document["rows"] if row["workload"] == workload.name]
+        floor = rows[0].get("floor_ms") if rows else None
+        if rows:
+            print(f"{workload.name}: {workload.what}" + (f"; floor {floor:.3f} ms" if floor is not None else ""))
+        for row in rows:
+            print(f"  {row['engine']:{name_width}s}" + "".join(f" {_cell(row.get(key), pattern, width)}"
+                                                              for _, key, pattern, width in COLUMNS)
+                  + f"  {_status(row)}")
+    if document["dispatch"]:
+        print("dispatch: compiled `x + 1` on 16 float32 elements against the plain call")
+    for row in document["dispatch"]:
+        if "overhead_ns" not in row:
+            print(f"  {row['engine']:{name_width}s} {_status(row)}")
+            continue
+        print(f"  {row['engine']:{name_width}s} plain {row['plain_ns']:7.0f} ns, compiled {row['compiled_ns']:7.0f} "
+              f"ns, overhead {row['overhead_ns']:+7.0f} ns; first call {row['first_call_ms']:.0f} ms")
+
+
+def plot(document: dict, path: str) -> str | None:
+    """A bar chart of every engine's speedup over NumPy, per workload, when matplotlib is
+    installed: the PNG's path, or None."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    engines = list(dict.fromkeys(row["engine"] for row in document["rows"]))
+    names = [w.name for w in WORKLOADS if any(row["workload"] == w.name for row in document["rows"])]
+    width = 0.8 / len(engines)
+    figure, axes = plt.subplots(figsize=(max(8, 1.2 * len(names)), 4.5))
+    for index, engine in enumerate(engines):
+        speedups = {row["workload"]: row.get("speedup") or 0 for row in document["rows"] if row["engine"] == engine}
+        axes.bar(np.arange(len(names)) + index * width, [speedups.get(name, 0) for name in names], width,
+                 label=engine)
+    axes.axhline(1, color="black", linewidth=0.8)
+    axes.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=30, ha="right")
+    axes.set_ylabel("speedup over NumPy")
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    return path
+
+
+def _names(text: str | None, known, what: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = text.split(",")
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def default_engines(engines: dict, quick: bool, peers: bool) -> list[str]:
+    """Every engine; --quick leaves out the inductor modes beyond the default (on the CPU
+    they compile the same kernels: NOTE(modes) in pyjit/backends/inductor.py) and, unless
+    --peers, the peers (each compiles for seconds per workload)."""
+    left_out = ({"mode"} if peers else {"mode", "peer"}) if quick else set()
+    return [name for name, engine in engines.items() if engine.kind not in left_out]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, few timed calls: a smoke test")
+    parser.add_argument("--peers", action="store_true", help="with --quick, time the installed peers too")
+    parser.add_argument("--json", metavar="PATH", default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
+    parser.add_argument("--engines", metavar="A,B", help="only these engines (numpy is always run)")
+    parser.add_argument("--workloads", metavar="A,B", help="only these workloads")
+    options = parser.parse_args()
+    started = time.perf_counter()
+    engines = all_engines()
+    chosen = _names(options.engines, engines, "engines")
+    chosen = chosen or default_engines(engines, options.quick, options.peers)
+    engines = [engine for name, engine in engines.items() if name in chosen or name == "numpy"]
+    chosen = _names(options.workloads, BY_NAME, "workloads")
+    workloads = [workload for workload in WORKLOADS if chosen is None or workload.name in chosen]
+    document = {"quick": options.quick, "pyjit": pyjit.__version__, "numpy": np.__version__,
+                "python": platform.python_version(), "cpus": os.cpu_count(),
+                **measure(["stream"], options.quick)}
+    document["rows"], document["dispatch"] = run_all(engines, workloads, options.quick)
+    add_ratios(document["rows"], document["bandwidth_gbs"] * 1e9)
+    document["total_s"] = time.perf_counter() - started
+    print_table(document)
+    os.makedirs(os.path.dirname(os.path.abspath(options.json)), exist_ok=True)
+    with open(options.json, "w") as file:
+        json.dump(document, file, indent=1)
+    chart = plot(document, os.path.splitext(options.json)[0] + ".png")
+    print(f"{document['total_s']:.0f} s in all; wrote {options.json}" + (f" and {chart}" if chart else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The benchmark harness (benchmarks/run.py) runs end to end at its --quick sizes, so the
+README's main command never rots. Its figures are not checked (SPEC section 4: timing is
+never asserted); its shape, and every engine's answers against NumPy's, are."""
+
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import pyjit
+
+HARNESS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
+WORKLOADS = ["chain", "cos_cos", "softmax", "layer_norm", "mlp", "gelu", "transformer", "kmeans", "black_scholes",
+             "mlp_train"]
+BACKENDS = [name for name in ("eager", "aot_eager", "inductor") if name in pyjit.list_backends()]
+TIMES = ["median_ms", "min_ms", "max_ms", "first_call_ms", "speedup", "peak_rss_mb", "floor_ms"]
+
+
+def run_harness(*arguments: str) -> subprocess.CompletedProcess:
+    # The child imports the pyjit this process imported (installed, or a source tree).
+    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
+    return subprocess.run([sys.executable, "-P", str(HARNESS), "--quick", *arguments], capture_output=True,
+                          text=True, env=environment, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """(stdout, the JSON document) of one --quick run of every workload and engine."""
+    path = tmp_path_factory.mktemp("harness") / "results.json"
+    completed = run_harness("--json", str(path))
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout, json.loads(path.read_text())
+
+
+def test_the_table_lists_every_workload_and_engine(quick_run):
+    stdout, _ = quick_run
+    lines = stdout.splitlines()
+    headers = [line.split(":")[0] for line in lines if not line.startswith(" ") and ":" in line]
+    assert [name for name in headers if name in WORKLOADS] == WORKLOADS
+    engines = {line.split()[0] for line in lines if line.startswith("  ")}
+    assert {"numpy", "pyjit-tape", *(f"pyjit-{name}" for name in BACKENDS)} <= engines
+
+
+def test_every_engine_matches_numpy_on_every_workload(quick_run):
+    _, document = quick_run
+    rows = {(row["workload"], row["engine"]): row for row in document["rows"]}
+    for workload in WORKLOADS:
+        for engine in ["numpy", *(f"pyjit-{name}" for name in BACKENDS)]:
+            assert rows[workload, engine]["status"] == "ok", rows[workload, engine]
+    assert rows["mlp_train", "pyjit-tape"]["status"] == "ok"
+    assert not [key for key in rows if key[0] != "mlp_train" and key[1] == "pyjit-tape"]
+
+
+def test_rows_carry_the_documented_figures(quick_run):
+    _, document = quick_run
+    assert document["bandwidth_gbs"] > 0 and document["quick"] is True
+    for row in document["rows"]:
+        for key in TIMES:
+            assert isinstance(row[key], float) and math.isfinite(row[key]) and row[key] > 0, (key, row)
+        assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+        assert (row["floor_ratio"] is not None) == (row["workload"] in {"chain", "cos_cos", "softmax", "layer_norm"})
+        if row["engine"].startswith("pyjit-") and row["engine"] != "pyjit-tape":
+            assert row["graphs"] >= 0 and row["graph_breaks"] >= 0 and isinstance(row["break_reasons"], list)
+        if row["engine"] == "pyjit-inductor":
+            assert row["warm_start_ms"] > 0
+
+
+def test_dispatch_overhead_is_measured_for_each_compiling_engine(quick_run):
+    _, document = quick_run
+    assert [row["engine"] for row in document["dispatch"]] == [f"pyjit-{name}" for name in BACKENDS]
+    for row in document["dispatch"]:
+        assert row["plain_ns"] > 0 and row["compiled_ns"] > 0 and row["first_call_ms"] > 0
+        assert row["overhead_ns"] == pytest.approx(row["compiled_ns"] - row["plain_ns"])
+
+
+def test_the_inductor_modes_run_when_named(tmp_path):
+    modes = [f"pyjit-inductor:{mode}" for mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")]
+    completed = run_harness("--workloads", "softmax", "--engines", ",".join(modes), "--json", str(tmp_path / "r.json"))
+    assert completed.returncode == 0, completed.stderr
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert [(row["engine"], row["status"]) for row in rows] == [("numpy", "ok")] + [(mode, "ok") for mode in modes]
+
+
+def test_an_unknown_workload_is_refused():
+    completed = run_harness("--workloads", "nope")
+    assert completed.returncode != 0 and "unknown workloads: nope" in completed.stderr
