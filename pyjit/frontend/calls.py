@@ -28,6 +28,7 @@ from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .breaks import Break
+from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
                      ObjectValue, SequenceValue, Value, is_constant, python_value, registry_entry)
 
@@ -308,14 +309,21 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
         return ConstantValue(_length(args[0]))
     if fn is builtins.abs and len(args) == 1 and isinstance(args[0], ArrayValue):
         return tracer.call_op(REGISTRY["abs"], tuple(args), kwargs)
-    if fn is builtins.isinstance and len(args) == 2 and is_constant(args[1]):
-        return ConstantValue(_isinstance(tracer, args[0], python_value(args[1])))
+    if fn is builtins.isinstance and len(args) == 2 and _classes(args[1]) is not None:
+        return ConstantValue(_isinstance(tracer, args[0], _classes(args[1])))
     if fn is builtins.getattr and len(args) == 2 and not kwargs and isinstance(args[1], ConstantValue) \
             and type(args[1].value) is str:
         return load_attr(tracer, args[0], args[1].value)
     if fn in (builtins.tuple, builtins.list) and len(args) == 1 and not kwargs \
-            and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue)):
+            and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue, DictValue)):
         return SequenceValue(fn, consume(iterate(tracer, args[0])))
+    if fn is builtins.set:  # never folded: a set is mutable (NOTE(sets) in side_effects.py)
+        if kwargs or len(args) > 1:
+            raise Break("unsupported", "set() with these arguments")
+        made = build_set([])
+        for update in args:
+            tracer.side_effects.call_method(tracer, made, "update", [update])
+        return made
     if fn in _ITERATOR_BUILTINS:
         return _iterator_builtin(tracer, fn, args, kwargs)
     if fn is builtins.sum and len(args) == 1 and set(kwargs) <= {"start"} \
@@ -492,6 +500,17 @@ def _isinstance(tracer, value: Value, classes) -> bool:
     if value is NULL or not is_constant(value):
         raise Break("unsupported", f"isinstance() of a {type(value).__name__}")
     return _fold(isinstance, python_value(value), classes)
+
+
+def _classes(value: Value) -> Any:
+    """isinstance's second argument at trace time: a constant, where builtin classes the
+    interpreter calls (`int`, `tuple`, `set`) are callables; None when it is not known."""
+    if isinstance(value, CallableValue) and value.kind == "builtin" and isinstance(value.target, type):
+        return value.target
+    if isinstance(value, SequenceValue) and value.kind is tuple:
+        items = [_classes(item) for item in value.items]
+        return None if any(item is None for item in items) else tuple(items)
+    return python_value(value) if is_constant(value) else None
 
 
 def _array_type(tracer, value: ArrayValue) -> type:

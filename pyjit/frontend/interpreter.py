@@ -247,7 +247,7 @@ class Tracer:
         if issubclass(kind, _SCALARS) or (issubclass(kind, type) and issubclass(value, np.generic)):
             self.guards.constant(source, value)
             return ConstantValue(value, source)
-        if kind in (list, dict):  # one value per object, mutations tracked (NOTE(side-effects))
+        if kind in (list, dict, set):  # one value per object, mutations tracked (NOTE(side-effects))
             return self.side_effects.wrap_container(self, value, source)
         if kind is tuple:
             self.guards.type(source, type(value))

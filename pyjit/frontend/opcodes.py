@@ -24,7 +24,7 @@ from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
 from .calls import binary, call, consume, iterate, load_attr, subscript
-from .side_effects import build_dict
+from .side_effects import build_dict, build_set
 from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
 
 HANDLERS: dict[str, Callable] = {}
@@ -298,8 +298,8 @@ def _is_op(tracer, instr):
 @handler("CONTAINS_OP")
 def _contains_op(tracer, instr):
     right, left = tracer.pop(), tracer.pop()
-    if isinstance(right, DictValue) and isinstance(left, ConstantValue):
-        tracer.push(_constant_op(lambda key: (key in right.keys()) != bool(instr.arg), left, "in"))
+    if isinstance(right, DictValue) and isinstance(left, ConstantValue):  # hashed as Python does: TypeError
+        tracer.push(_constant_op(lambda key: (key in dict.fromkeys(right.keys())) != bool(instr.arg), left, "in"))
         return
     if not (isinstance(left, ConstantValue) and isinstance(right, ConstantValue)):
         raise Break("unsupported", "`in` on values that are not constants")
@@ -414,6 +414,26 @@ def _dict_update(tracer, instr):
     if instr.name == "DICT_MERGE" and set(update.keys()) & set(target.keys()):
         raise Break("user_error", "TypeError: got multiple values for a keyword argument")
     tracer.side_effects.call_method(tracer, target, "update", [update])
+
+
+@handler("BUILD_SET")
+def _build_set(tracer, instr):
+    tracer.push(build_set(tracer.popn(instr.arg)))
+
+
+@handler("SET_ADD")
+def _set_add(tracer, instr):
+    """Set comprehensions: the set sits `arg` items down once the element is popped."""
+    element = tracer.pop()
+    tracer.side_effects.call_method(tracer, tracer.stack[-instr.arg], "add", [element])
+
+
+@handler("SET_UPDATE")
+def _set_update(tracer, instr):
+    """`{*a, *b}`, and set displays of three constants or more (`BUILD_SET 0; LOAD_CONST
+    frozenset(...); SET_UPDATE 1`)."""
+    update = tracer.pop()
+    tracer.side_effects.call_method(tracer, tracer.stack[-instr.arg], "update", [update])
 
 
 @handler("UNPACK_SEQUENCE")
@@ -540,7 +560,7 @@ def _end_for(tracer, instr):
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
 _PATTERNS = "match statements are not modelled"
 _MUTATION = "stores into cells, slices and attribute or name deletions are not modelled"
-_CONTAINERS = "sets and string formatting are modelled in a later version"
+_CONTAINERS = "string formatting is modelled in a later version"
 _FUNCTIONS = "creating functions and inlining calls come in a later version"
 _EXCEPTIONS = "exception handling is not captured: the frame runs as it is"
 _WITH = "entered in Python at a graph break, and the body resumed (NOTE(grad-mode-with))"
@@ -548,9 +568,9 @@ _NEVER_HANDED = "the frame hook never hands over generator, coroutine, module or
 _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
-        "STORE_SLICE", "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF", "SET_ADD"),
+        "STORE_SLICE", "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
     ("break", _CONTAINERS): (
-        "BUILD_SET", "BUILD_STRING", "SET_UPDATE", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
+        "BUILD_STRING", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
         "CONVERT_VALUE", "CALL_INTRINSIC_2"),
     ("break", _FUNCTIONS): (
         "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX", "LOAD_FAST_AND_CLEAR",

@@ -30,14 +30,14 @@ import numpy as np
 
 from ..graph import GraphModule, SymInt
 from .breaks import Break
-from .bytecode import FreeVar, Instr, assemble, call_instructions, name_arg
+from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, assemble, call_instructions, name_arg
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
 from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
 _RESULT = "__pyjit_out"
 _SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
-              type(Ellipsis))
+              type(Ellipsis), frozenset)
 
 
 @dataclasses.dataclass
@@ -121,6 +121,8 @@ def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None
         items = [instr for item in value.items for instr in rebuild(item, outputs, code, loc, temps)]
         build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
         return items + [Instr(build_op, len(value.items), loc=loc)]
+    if isinstance(value, DictValue) and value.kind is set:
+        return _made_set(value, outputs, code, loc, temps)
     if isinstance(value, DictValue):
         literals = _literal_ids(code)
         pairs = [instr for key, item in value.items.items()
@@ -131,6 +133,21 @@ def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None
     if isinstance(value, IteratorValue):
         return _held_iterator(value, outputs, code, loc, temps)
     raise Break("unsupported", f"returning a {type(value).__name__} is not modelled")
+
+
+def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
+    """NOTE(sets) in side_effects.py: a set built in the frame, made by the calls that made
+    it (the leading adds as one BUILD_SET, which adds in turn), so that its table is the
+    one Python makes."""
+    adds = next((index for index, (name, _) in enumerate(value.history) if name != "add"), len(value.history))
+    body = [instr for _, (element,) in value.history[:adds] for instr in rebuild(element, outputs, code, loc, temps)]
+    body.append(Instr("BUILD_SET", adds, loc=loc))
+    for name, values in value.history[adds:]:
+        method = [Instr("COPY", 2 if NULL_BEFORE_CALLABLE else 1, loc=loc),  # the set, below a NULL before 3.13
+                  Instr("LOAD_ATTR", name_arg(name, "LOAD_ATTR"), loc=loc)]
+        arguments = [rebuild(item, outputs, code, loc, temps) for item in values]
+        body += call_instructions(method, arguments, loc) + [Instr("POP_TOP", loc=loc)]
+    return body
 
 
 def rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:

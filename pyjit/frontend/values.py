@@ -8,7 +8,7 @@ stands for a particular kind of Python object:
 | `ArrayValue` | a graph node (its meta: shape, dtype, device) | an input array, `np.sin(x)` |
 | `ConstantValue` | a Python value the graph bakes in (sizes may be SymInts) | `2`, `x.shape`, `np.float32`, `slice(1, None)` |
 | `SequenceValue` | items, themselves values, of a tuple or list | `(a, b)`, `[x, 1]` |
-| `DictValue` | a dict's items, keys constants and values values, in order | `{"w": x}`, `**kwargs` |
+| `DictValue` | a dict's items (keys constants, values values) in order, or a set's | `{"w": x}`, `{1, 2}` |
 | `ModuleValue` | a module; attribute reads become registry entries or constants | `np`, `math` |
 | `CallableValue` | something the interpreter knows how to call (below) | `np.exp`, `x.sum`, `len` |
 | `ObjectValue` | any other object, read through its source (attributes guarded) | a config object |
@@ -20,10 +20,11 @@ bound to its array (`x.sum`), a supported builtin (`len`, `isinstance`, ...), or
 (NOTE(sources)), which guards and the transformed code's loads use; computed values have
 none. `NULL` is the stack marker of CPython's call protocol.
 
-Lists and dicts are mutable values: one value per Python object, whose stores and
-method calls are recorded and replayed (NOTE(side-effects) in side_effects.py).
+Lists, dicts and sets are mutable values: one value per Python object, whose stores and
+method calls are recorded and replayed (NOTE(side-effects) in side_effects.py). A set is
+a `DictValue` of kind set (NOTE(sets) in side_effects.py), not a kind of its own.
 
-NOTE(value-later): sets, iterators the trace did not make and CuPy inputs are not
+NOTE(value-later): iterators the trace did not make and CuPy inputs are not
 modelled: the instruction that meets one is a graph break, and the code after it is
 resumed where it can be (NOTE(resume-functions)).
 """
@@ -74,11 +75,16 @@ class SequenceValue(Value):
 class DictValue(Value):
     """items: key (a constant of a type hashed in C, NOTE(side-effects)) -> value. A dict
     read from a source holds UNREAD for the entries the trace has not read yet, and is
-    guarded by its keys only once the trace relies on which keys it has (`keys()`)."""
+    guarded by its keys only once the trace relies on which keys it has (`keys()`).
+    A set (`kind` set, NOTE(sets) in side_effects.py) maps its elements to MEMBER;
+    `history` is the calls (method name, argument values) that make it from an empty set,
+    None for a set read from a source (until it is cleared)."""
 
     items: dict[Any, Value]
     source: Source | None = None
     keys_read: bool = False
+    kind: type = dict
+    history: list[tuple[str, tuple[Value, ...]]] | None = None
 
     def keys(self) -> list:
         """The keys, for code whose result depends on which keys there are (len, in, truth)."""
@@ -168,12 +174,23 @@ class _Unread(Value):
 
 UNREAD = _Unread()  # a dict entry read from a source only when the code reads it
 
+
+class _Member(Value):
+    __slots__ = ()
+
+    def __repr__(self):
+        return "MEMBER"
+
+
+MEMBER = _Member()  # what a set's element maps to in its DictValue: nothing, never read
+
 # Builtins the interpreter calls itself (NOTE(value-kinds)); pyjit/frontend/calls.py
 # says what each does with its arguments.
 SUPPORTED_BUILTINS = frozenset({builtins.len, builtins.isinstance, builtins.abs, builtins.min, builtins.max,
                                 builtins.int, builtins.float, builtins.bool, builtins.tuple, builtins.list,
                                 builtins.range, builtins.slice, builtins.enumerate, builtins.zip,
-                                builtins.reversed, builtins.iter, builtins.next, builtins.sum, builtins.getattr})
+                                builtins.reversed, builtins.iter, builtins.next, builtins.sum, builtins.getattr,
+                                builtins.set, builtins.frozenset})
 
 
 def _numpy_functions() -> dict[int, Any]:
@@ -226,6 +243,8 @@ def contents(value: Value) -> list[Value]:
     if isinstance(value, SequenceValue):
         return list(value.items)
     if isinstance(value, DictValue):
+        if value.kind is set:  # the constants its calls pass (NOTE(sets) in side_effects.py)
+            return [item for _, arguments in value.history for item in arguments]
         return list(value.items.values())
     return []
 

@@ -402,3 +402,174 @@ def test_a_dict_changed_on_the_last_step_of_its_loop_raises_as_in_python(jit):
     for fn in (last_step, jit(last_step)):
         with pytest.raises(RuntimeError, match="changed size during iteration"):
             fn({1: 1})
+
+
+# -- sets (NOTE(sets)) ---------------------------------------------------------------------------
+def same_set(got, want) -> bool:
+    """Equal, and iterating in the same order (CPython's hash order, not insertion order)."""
+    return type(got) is type(want) is set and list(got) == list(want) and all(map(same, got, want))
+
+
+def colliding_sets(x):
+    first, second = {8, 16, 0, 1}, {1, 0, 16, 8}  # 0, 8 and 16 share a slot of the small table
+    built = set((16, 8, 0))
+    built.update([24, 1])
+    spread = {*(32, 40), *first, 1}
+    copied = set(built)
+    first.add(3)
+    first.discard(16)
+    first.remove(0)
+    total = x
+    for element in second:
+        total = total * 2 + element
+    return total, first, second, built, spread, copied, len(first), 8 in first, 16 in first, list(built), \
+        isinstance(first, set), isinstance(3, (set, int)), isinstance(first, dict)
+
+
+def test_sets_built_in_the_frame_iterate_in_python_order(jit):
+    compiled = jit(colliding_sets)
+    for _ in range(2):
+        got, want = compiled(np.ones(2)), colliding_sets(np.ones(2))
+        assert same(got[0], want[0]) and got[6:] == want[6:]
+        assert all(same_set(g, w) for g, w in zip(got[1:6], want[1:6]))
+    assert graphs() == 1 and not breaks()
+
+
+def popped_after_removals(x):
+    s = {0, 8, 16, 24}
+    s.discard(0)
+    s.add(32)
+    first = s.pop()
+    s.clear()
+    s.add(5)
+    return x * first, s
+
+
+def read_before_stored(x, box):
+    s = {box.k}
+    box.k = 5.0
+    return s, x + 1
+
+
+def test_set_elements_read_before_a_store_keep_what_they_read(jit):
+    run_both(jit, read_before_stored, state())
+    assert graphs() == 1 and not breaks()
+
+
+def test_set_pop_and_clear_give_python_choices(jit):
+    run_both(jit, popped_after_removals, lambda: (np.arange(3.0),))
+    assert graphs() == 1 and not breaks()
+
+
+def set_argument(x, seen, log, d):
+    log.append(len(seen))
+    seen.add(3)
+    d["k"] = 3 in seen
+    seen.discard(8)
+    seen.update((40, 48))
+    seen.update({56, 64, 0})
+    log.append(8 in seen)
+    return np.cos(x) + len(seen)
+
+
+def test_a_set_argument_mutated_is_seen_by_the_caller_in_program_order(jit):
+    compiled = run_both(jit, set_argument, lambda: (np.arange(3.0), {8, 16}, [], {}))
+    for _ in range(2):
+        plain, got = ({8, 16}, [], {}), ({8, 16}, [], {})
+        set_argument(np.arange(3.0), *plain)
+        compiled(np.arange(3.0), *got)
+        assert same_set(got[0], plain[0]) and got[1:] == plain[1:]
+    assert graphs() == 1 and not breaks()
+
+
+def weighs_in_order(x, s):
+    total = 0
+    for element in s:
+        total = total * 3 + element
+    return x + total, 2 in s, len(s)
+
+
+def test_a_set_argument_is_guarded_by_its_order(jit):
+    compiled = jit(weighs_in_order)
+    one, other = set(), set()
+    for element in (8, 0):
+        one.add(element)
+    for element in (0, 8):
+        other.add(element)
+    assert one == other and list(one) != list(other)
+    for s in (one, other, one, {1.0, 2}, {True, 2}, {-0.0}, {0.0}):
+        got, want = compiled(np.zeros(1), s), weighs_in_order(np.zeros(1), s)
+        assert same(got[0], want[0]) and got[1:] == want[1:]
+    assert len(pyjit.cache_entries(compiled)) == 6
+
+
+def removes_missing(x, s):
+    y = np.sin(x)
+    s.remove(7)
+    return y
+
+
+def test_removing_a_missing_element_raises_key_error_at_the_users_line(jit):
+    import traceback
+
+    for fn in (removes_missing, jit(removes_missing)):
+        with pytest.raises(KeyError) as raised:
+            fn(np.ones(2), {1})
+        assert traceback.extract_tb(raised.value.__traceback__)[-1].line == "s.remove(7)"
+
+
+def test_a_set_changed_while_iterated_raises_as_in_python(jit, capsys):
+    def grows(s):
+        for element in s:
+            s.add(element + 100)
+        return s
+
+    def grows_after_a_break(s):
+        for element in s:
+            print(element)  # the rest of the loop runs in Python
+            s.add(element + 100)
+        return s
+
+    for fn in (grows, jit(grows), grows_after_a_break, jit(grows_after_a_break)):
+        with pytest.raises(RuntimeError, match="changed size during iteration"):
+            fn({1, 2})
+
+
+def set_live_at_a_break(x):
+    s = {0, 8}
+    s.discard(0)
+    s.add(16)
+    print(len(s))
+    order = []
+    for element in s:
+        order.append(element)
+    return order, x + 1
+
+
+def test_a_set_live_at_a_graph_break_is_the_same_table(jit, capsys):
+    run_both(jit, set_live_at_a_break, lambda: (np.arange(3.0),))
+    assert breaks() == 1
+
+
+@pytest.mark.parametrize("fn", [lambda s: s[0], lambda s: {**s}, lambda s: s | {1}])
+def test_what_sets_do_not_have_runs_in_python(jit, fn):
+    compiled = jit(fn)
+    try:
+        want = fn({1, 2})
+    except TypeError:
+        with pytest.raises(TypeError):
+            compiled({1, 2})
+    else:
+        assert compiled({1, 2}) == want and breaks()
+
+
+def test_a_dict_changed_after_a_break_inside_its_loop_raises_as_in_python(jit, capsys):
+    def prints_then_grows(d):
+        for key in d:
+            print(key)
+            d[key + 100] = 1
+        return d
+
+    for fn in (prints_then_grows, jit(prints_then_grows)):
+        with pytest.raises(RuntimeError, match="changed size during iteration"):
+            fn({1: 1})
