@@ -32,7 +32,7 @@ from .guards import GuardSet
 from .opcodes import HANDLERS, unhandled_reason
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
-from .values import (ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
+from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
                      SUPPORTED_BUILTINS, Value, reaches, registry_entry)
 
 _GRAD_MODE_EXIT = inspect.getattr_static(no_grad, "__exit__")  # never suppresses: NOTE(grad-mode-with)
@@ -149,12 +149,24 @@ class Tracer:
         without the code after the `with` ever running from there. One graph runs under
         one handler: the first op or break inside such a body sets it."""
         handler = self.instr.handler if self.instr is not None else None
+        if handler is not None and self._restores_only(handler):
+            handler = None  # NOTE(comprehensions) in opcodes.py
         if handler is None:
             return self.graph_handler is not None
         if self.graph_handler is None and not self.graph.calls() and self._exits_quietly(handler):
             # The stack the handler starts from, as it is while the graph's ops run.
             self.graph_handler, self.graph_handler_stack = handler, self.stack[:handler.depth]
         return handler != self.graph_handler
+
+    def _restores_only(self, handler) -> bool:
+        """Whether `handler` is an inlined comprehension's cleanup (restore the outer
+        binding of its variable, re-raise) with no handler of its own: an error it would
+        see leaves the frame, so nothing can look at the variable it restores."""
+        instructions = self.bytecode.instructions
+        start = next(i for i, item in enumerate(instructions) if item is handler.target)
+        cleanup = [item for item in instructions[start + 1:start + 6] if isinstance(item, Instr)]
+        return [instr.name for instr in cleanup] == ["SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE"] \
+            and all(instr.handler is None for instr in cleanup)
 
     def _exits_quietly(self, handler) -> bool:
         """Whether `handler` is the cleanup of a `with` on a grad-mode switch (NOTE(grad-mode-with))."""
@@ -199,6 +211,8 @@ class Tracer:
 
     def _local(self, name: str) -> Value:
         value = self.locals.get(name)
+        if value is NULL:  # unbound by LOAD_FAST_AND_CLEAR (NOTE(comprehensions) in opcodes.py)
+            raise Break("user_error", f"local variable {name!r} is read before it is assigned")
         if value is None:
             slot = self.arguments.get(name)
             if slot is None:

@@ -85,6 +85,19 @@ def _store_load_fast(tracer, instr):
     tracer.push(tracer.load_local(load))
 
 
+@handler("LOAD_FAST_AND_CLEAR", since=(3, 12))
+def _load_fast_and_clear(tracer, instr):
+    """NOTE(comprehensions): an inlined comprehension (3.12+) saves the outer binding of
+    its variable on the stack (NULL when it has none) and unbinds it; a STORE_FAST at its
+    end puts it back, NULL meaning unbound again (a local whose value is NULL is unbound,
+    and is not passed to resume functions). Its exception handler only restores that
+    binding and re-raises, so ops inside it are captured (`Tracer.in_try_block`)."""
+    name = instr.arg
+    bound = tracer.locals.get(name, NULL if name not in tracer.arguments else None) is not NULL
+    tracer.push(tracer.load_local(name) if bound else NULL)
+    tracer.locals[name] = NULL
+
+
 @handler("LOAD_DEREF")
 def _load_deref(tracer, instr):
     tracer.push(tracer.load_closure(instr.arg))
@@ -573,7 +586,7 @@ _UNHANDLED_GROUPS = {
         "BUILD_STRING", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
         "CONVERT_VALUE", "CALL_INTRINSIC_2"),
     ("break", _FUNCTIONS): (
-        "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX", "LOAD_FAST_AND_CLEAR",
+        "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX",
         "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),
     ("break", _EXCEPTIONS): (
         "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",

@@ -107,7 +107,9 @@ def build_break(tracer, compiler: Callable) -> Output:
         tracer.split = True
     stack = tracer.stack_before
     below, operands = stack[:len(stack) - consumed], stack[len(stack) - consumed:]
-    bound = (set(tracer.arguments) | set(tracer.locals)) - set(code.co_cellvars)  # cells go in the closure
+    # Cells go in the closure; a local LOAD_FAST_AND_CLEAR unbound is not live.
+    bound = {name for name in {*tracer.arguments, *tracer.locals} if tracer.locals.get(name) is not NULL} \
+        - set(code.co_cellvars)
     live = [tuple(sorted(bound & locals_read_after(instructions, target), key=_slot_order(code)))
             for target in targets]
     names = sorted(set().union(*live), key=_slot_order(code))

@@ -3,6 +3,7 @@ as unhandled with a reason, or listed as never appearing in decoded code; regist
 refuses unknown opcodes and second handlers; loops unroll (NOTE(loop-unrolling))."""
 
 import dis
+import sys
 
 import numpy as np
 import pytest
@@ -151,3 +152,17 @@ def test_a_while_on_array_data_is_a_data_dependent_break(jit):
 
     np.testing.assert_array_equal(jit(halve)(np.ones(4)), halve(np.ones(4)))
     assert any("truth value of an array" in key for key in counters["graph_break"])
+
+
+def test_inlined_comprehensions_are_captured_and_restore_their_variable(jit):
+    def comprehensions(xs, y):
+        a = "outer"  # a comprehension variable of the same name is saved and put back
+        parts = [np.sin(a) * y for a in xs]
+        squares = {b: b * b for b in range(3)}
+        return sum(parts), a, squares, [c.shape for c in xs]
+
+    xs = [np.ones(3), np.arange(3.0)]
+    got, want = jit(comprehensions)(xs, 2.0), comprehensions(xs, 2.0)
+    assert same(got[0], want[0]) and got[1:] == want[1:]
+    if sys.version_info >= (3, 12):  # 3.11 makes each comprehension a function of its own
+        assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
