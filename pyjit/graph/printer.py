@@ -7,7 +7,8 @@ constant with no importable name or literal form is read from a module-level dic
 `constants` that whoever runs the text provides (GraphModule does). Size symbols are
 bound from the input shapes (`s0 = x.shape[0]`) before the first node, so a reshape to
 `(2*s0, 4)` computes the size of the call it is in. Node names never collide with these
-names: the graph's namer keeps clear of RESERVED_NAMES and of `s<N>`.
+names: the graph's namer keeps clear of RESERVED_NAMES and of `s<N>`. Each computed value
+is `del`eted after its last use (`_last_uses`).
 """
 
 from __future__ import annotations
@@ -84,10 +85,13 @@ class _Printer:
         body: list[tuple[str, Node | None]] = []
         bindings = self._symbol_bindings()
         body += [(f"{name} = {source}", None) for name, source in bindings.items()]
+        freed_after = _last_uses(self.graph.nodes)
         for node in self.graph.nodes:
             line = self._node_line(node)
             if line is not None:
                 body.append((line, node))
+            if freed_after.get(node):
+                body.append((f"del {', '.join(value.name for value in freed_after[node])}", None))
         parameters = ", ".join(node.name for node in self.graph.placeholders)
         head = ["import numpy"]
         head += [f"import {module} as {alias}" for module, alias in self.module_aliases.items()]
@@ -184,6 +188,22 @@ class _Printer:
                         if name not in bindings and size.same_as(_lone(size, name)):
                             bindings[name] = f"{node.name}.shape[{axis}]"
         return bindings
+
+
+def _last_uses(nodes: list[Node]) -> dict[Node, list[Node]]:
+    """node -> the computed values to drop right after it: those it is the last to read,
+    or itself when nothing reads it. NOTE(printed-code): the printed function `del`s each
+    intermediate after its last use, as torch.fx does, so a long chain holds no more
+    arrays at once than NumPy evaluating it step by step would."""
+    last_use: dict[Node, Node] = {}
+    for node in nodes:
+        for used in node.inputs():
+            last_use[used] = node
+    freed: dict[Node, list[Node]] = {}
+    for node in nodes:
+        if node.kind in ("call", "constant"):
+            freed.setdefault(last_use.get(node, node), []).append(node)
+    return {node: values for node, values in freed.items() if node.kind != "output"}
 
 
 def _lone(size: SymInt, name: str) -> SymInt:

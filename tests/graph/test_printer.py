@@ -259,3 +259,30 @@ def test_an_empty_graph_prints_a_function_returning_none():
     module = GraphModule(graph)
     assert "def nothing():\n    return None\n" in module.code
     assert module() is None
+
+
+def test_each_intermediate_is_dropped_after_its_last_use():
+    import types
+    import weakref
+
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((4,), np.float64))
+    graph.output(ops.add(ops.cos(ops.sin(x)), 1.0))  # `sin` is last read by cos
+    module = GraphModule(graph)
+    made, alive_at_add = [], []
+
+    def sin(value):
+        result = np.sin(value)
+        made.append(weakref.ref(result))
+        return result
+
+    def add(left, right):
+        alive_at_add.append(made[0]() is not None)
+        return np.add(left, right)
+
+    watched = types.SimpleNamespace(sin=sin, cos=np.cos, add=add)
+    namespace = {}
+    exec(module.code.replace("import pyjit.ops as ops\n", ""), {"ops": watched, "constants": module.constants},
+         namespace)
+    np.testing.assert_array_equal(namespace["forward"](np.ones(4)), np.cos(np.sin(np.ones(4))) + 1.0)
+    assert alive_at_add == [False]  # freed before the last op ran, as NumPy step by step would
