@@ -53,9 +53,12 @@ from pyjit.utils import counters
 __all__ = ["BuildError", "CompilerUnavailable", "flags", "load", "reset"]
 
 # -ffast-math would change NaN/Inf and rounding; -ffp-contract=off keeps a*b+c rounded
-# twice, as NumPy computes it. Kernels use OpenMP pragmas freely: without -fopenmp the
-# `parallel` ones are ignored, -fopenmp-simd keeps the `simd` ones.
-PREFERRED_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-builtin",
+# twice, as NumPy computes it. -fno-trapping-math changes no value (it lets GCC compute
+# both sides of a select, so a loop with `np.where` vectorizes; only the floating-point
+# exception flags can differ, and kernels raise no NumPy warnings anyway). Kernels use
+# OpenMP pragmas freely: without -fopenmp the `parallel` ones are ignored,
+# -fopenmp-simd keeps the `simd` ones.
+PREFERRED_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-fno-builtin",
                    "-ffp-contract=off", "-fPIC", "-shared", "-std=gnu11")
 LIBRARIES = ("-lm",)
 _LAYOUT_VERSION = "pyjit-kernels-1"
@@ -329,8 +332,9 @@ def _find_toolchain(directory: str) -> _Toolchain:
     binary = os.path.realpath(command[0])
     info = os.stat(binary)
     cpu = _cpu_identity()
+    # The flags we ask for are part of it: a record probed for other flags is stale.
     identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
-                           info.st_mtime_ns, cpu])
+                           info.st_mtime_ns, cpu, PREFERRED_FLAGS])
     record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
     record = _read_record(os.path.join(directory, record_name), command)
     if record is None:

@@ -272,7 +272,8 @@ def test_flags_keep_numpy_semantics(use_cache):
     use_cache()
     flags = build.flags()
     assert os.path.isabs(flags[0])
-    for flag in ("-ffp-contract=off", "-fno-math-errno", "-fno-builtin", "-fPIC", "-shared", "-lm"):
+    for flag in ("-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-fno-builtin", "-fPIC", "-shared",
+                 "-lm"):
         assert flag in flags
     assert not any("fast-math" in flag or flag == "-Ofast" for flag in flags)
 
@@ -321,3 +322,14 @@ def test_openmp_threads_sleep_when_idle_unless_the_user_says_otherwise(tmp_path,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [policy or "passive"]
+
+
+def test_a_toolchain_record_probed_for_other_flags_is_probed_again(use_cache, monkeypatch, tmp_path):
+    use_cache()
+    build.load(source(1))
+    build.reset()
+    counters.pop("inductor")
+    monkeypatch.setattr(build, "PREFERRED_FLAGS", (*build.PREFERRED_FLAGS, "-fno-common"))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'empty'}{os.pathsep}{os.environ['PATH']}")  # look again
+    assert "-fno-common" in build.flags()  # not the record of the flags asked for before
+    assert inductor_counts()["compiler_probes"] == 1
