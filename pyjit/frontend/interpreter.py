@@ -360,12 +360,16 @@ class Tracer:
                         "on pyjit.no_grad() and the other grad-mode switches is captured")
         node_args = tuple(self.as_arg(arg) for arg in args)
         node_kwargs = {name: self.as_arg(arg) for name, arg in kwargs.items()}
-        if not _has_node((node_args, node_kwargs)):
-            raise Break("unsupported", f"pyjit.ops.{entry.name} called on no array: the result would be computed "
-                        "at trace time", hint="array creation from constants is not captured yet")
+        from_constants = not _has_node((node_args, node_kwargs))
+        if from_constants and type(entry) is not Op:
+            raise Break("unsupported", f"pyjit.ops.{entry.name} called on no array",
+                        hint="only primitive ops make arrays from constants in a graph")
         try:
             with self.graph.at(self.loc):
-                result = entry(*node_args, **node_kwargs)
+                # An op on constants only (`np.arange(k)`) is recorded as it is: called, it
+                # would compute now, and the graph must make a new array on every call.
+                result = self.graph.call(entry, *node_args, **node_kwargs) if from_constants \
+                    else entry(*node_args, **node_kwargs)
         except NotImplementedError as error:  # what the registry does not model (docs/ops.md)
             raise Break("unsupported", f"{entry.name}: {error}") from error
         except Exception as error:  # the meta rules raise NumPy's errors for bad arguments

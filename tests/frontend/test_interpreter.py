@@ -282,3 +282,14 @@ def test_boolean_masks_are_left_to_numpy(jit):
     assert same(compiled(np.arange(4.0)), masked(np.arange(4.0)))
     assert any("boolean index" in key for key in counters["graph_break"])
     assert counters["stats"]["unique_graphs"] == 2  # x > 1, then * 2 after the index ran in NumPy
+
+
+def test_arrays_made_from_constants_are_made_anew_by_each_call(jit):
+    def one_hot(labels, classes):
+        return labels[:, None] == np.arange(classes), np.arange(3.0) * 2
+
+    compiled, labels = jit(one_hot), np.array([0, 2, 1])
+    first, second = compiled(labels, 4), compiled(labels, 4)
+    assert same(first, one_hot(labels, 4)) and same(second, one_hot(labels, 4))
+    assert not np.shares_memory(first[1], second[1])  # a caller may write into it
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
