@@ -36,13 +36,13 @@ assembler writes one table entry per run of consecutive instructions sharing a h
 
 import dataclasses
 import dis
-import functools
 import itertools
 import opcode
 import sys
 import types
-import weakref
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+
+from .codemap import CodeMap
 
 _VERSION = sys.version_info[:2]
 
@@ -213,32 +213,6 @@ def _localsplus(varnames, cellvars, freevars) -> list[str]:
 
 # ----------------------------------------------------------------------------- decode
 
-
-class CodeMap:
-    """Values kept per code object (by identity: equal code objects may come from
-    different files) for as long as the code lives."""
-
-    def __init__(self):
-        self._entries: dict[int, tuple[weakref.ref, object]] = {}
-
-    def get(self, code: types.CodeType, make: Callable):
-        found = self._entries.get(id(code))
-        if found is None or found[0]() is not code:
-            # The callback binds the dict: at interpreter exit the module's globals are gone.
-            forget = functools.partial(_forget, self._entries, id(code))
-            found = self._entries[id(code)] = (weakref.ref(code, forget), make())
-        return found[1]
-
-    def __contains__(self, code: types.CodeType) -> bool:
-        found = self._entries.get(id(code))
-        return found is not None and found[0]() is code
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-def _forget(entries: dict, key: int, _) -> None:
-    entries.pop(key, None)
 
 
 _decoded = CodeMap()

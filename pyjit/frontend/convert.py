@@ -54,7 +54,8 @@ from .bytecode import Instr, assemble, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
 from .output import Output, build, disassembly, prologue
-from .resume import CodeMap, build_break, repeats_a_break
+from .codemap import CodeMap
+from .resume import build_break, repeats_a_break
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}

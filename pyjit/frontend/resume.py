@@ -63,9 +63,10 @@ from collections import Counter
 from typing import Callable
 
 from .breaks import Break
-from .bytecode import (NULL_BEFORE_CALLABLE, CodeMap, Instr, Label, assemble, attribute_load, call_instructions,
+from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, assemble, attribute_load, call_instructions,
                        call_start, decoded, is_method_load, locals_read_after, make_function, name_arg, reachable_from,
                        replay_call, replay_jump)
+from .codemap import CodeMap
 from .output import Output, graph_call, iterates_a_list, prologue, rebuild, rebuild_iterable
 from .side_effects import TEMP as _TEMP
 from .values import NULL, CallableValue, DictValue, IteratorValue, SequenceValue, Value, contents
