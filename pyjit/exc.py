@@ -21,3 +21,8 @@ class Unsupported(PyjitError):
 class BackendCompilerFailed(PyjitError):
     """The backend raised while compiling a captured graph; the message names the backend
     and the user's file:line, and `__cause__` is the backend's own exception."""
+
+
+class DataDependentError(PyjitError):
+    """make_fx without data (tracing_mode "fake" or "symbolic") met a Python decision on
+    a traced value (`bool()`, `.item()`, ...); the message names the user's file:line."""

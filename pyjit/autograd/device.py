@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tracing import TracedArray
+
 
 def normalize_device(device) -> str:
     """"cpu", or "cuda:N" ("cuda" means the current GPU); ValueError for anything else."""
@@ -31,12 +33,20 @@ def cupy_module():
 def device_of(array) -> str:
     if type(array) is np.ndarray:
         return "cpu"
+    if type(array) is TracedArray:
+        return array.device
     return f"cuda:{array.device.id}"
 
 
 def array_module(array):
-    """numpy for a CPU array, cupy for a CUDA one."""
-    return np if type(array) is np.ndarray else cupy_module()
+    """numpy for a CPU array, cupy for a CUDA one, the trace for a traced one (NOTE(make-fx))."""
+    if type(array) is np.ndarray:
+        return np
+    return array.tracer if type(array) is TracedArray else cupy_module()
+
+
+def is_traced(array) -> bool:
+    return type(array) is TracedArray
 
 
 def to_device(array, device: str):

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .device import array_module
+from ..ops import REGISTRY
 from .grad_mode import no_grad
 from .nodes import AccumulateGrad, Node
 from .tensor import Tensor, as_array
@@ -87,7 +87,7 @@ def _root_gradient(tensor: Tensor, gradient, index: int):
     if gradient is None:
         if tensor.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        return array_module(tensor.array).ones(tensor.shape, tensor.dtype)
+        return REGISTRY["ones_like"](tensor.array)  # a registry op: it records under make_fx (NOTE(make-fx))
     array = as_array(gradient, dtype=tensor.dtype, device=tensor.device)
     if array.shape != tensor.shape:
         raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of {array.shape} and "

@@ -130,7 +130,7 @@ class UnusableValue:
 
     def __pyjit_dispatch__(self, op, args, kwargs):
         if op.name in self.SHAPE_ONLY_OPS and args and args[0] is self:
-            return op.impl(self.module, self.module.empty(self.shape, self.dtype), *args[1:], **kwargs)
+            return op(self.module.empty(self.shape, self.dtype), *args[1:], **kwargs)
         raise RuntimeError(self.message)
 
     def __array__(self, dtype=None, copy=None):

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..ops import REGISTRY
 from ..ops.views import is_basic
-from .device import array_module, cupy_module, device_of, normalize_device, to_device
+from .device import array_module, cupy_module, device_of, is_traced, normalize_device, to_device
 from .grad_mode import is_grad_enabled
 from .methods import TensorMethods, numpy_entry
 from .nodes import AccumulateGrad, OpNode, Saved, VersionCounter, add_hook
@@ -48,7 +48,7 @@ def as_array(data, dtype=None, device=None, copy: bool = False):
     float32 (complex: complex64), ints int64; on `device` when given (its own otherwise)."""
     if isinstance(data, Tensor):
         data = data._array
-    if isinstance(data, np.ndarray) or type(data).__module__.startswith("cupy"):
+    if isinstance(data, np.ndarray) or type(data).__module__.startswith("cupy") or is_traced(data):
         array = data
     else:
         array = np.asarray(data)
@@ -221,7 +221,7 @@ class Tensor(TensorMethods):
 
     def _accumulate_grad(self, grad) -> None:
         """Add `grad` (an array) to `.grad`: the first time a copy of it, in this leaf's dtype."""
-        module = array_module(self._array)
+        module = array_module(grad if is_traced(grad) else self._array)  # a traced gradient records (NOTE(make-fx))
         if self._grad is None:
             self._grad = _new(module.array(grad, dtype=self.dtype, copy=True, order="C"))
         else:
@@ -266,6 +266,8 @@ class Tensor(TensorMethods):
     def numpy(self) -> np.ndarray:
         """The NumPy array itself (no copy). Unlike PyTorch, also for a tensor that
         requires grad: what is computed from it is simply not recorded."""
+        if is_traced(self._array):
+            return np.asarray(self._array)  # the value in real mode (NOTE(make-fx) in tracing.py)
         if type(self._array) is not np.ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
                             f"the tensor to host memory first.")
@@ -532,7 +534,10 @@ class Tensor(TensorMethods):
         return result
 
     def __repr__(self) -> str:
-        body = np.array2string(np.asarray(to_device(self._array, "cpu")), separator=", ", prefix="tensor(")
+        if is_traced(self._array):
+            body = repr(self._array)
+        else:
+            body = np.array2string(np.asarray(to_device(self._array, "cpu")), separator=", ", prefix="tensor(")
         extras = []
         if self.dtype not in (DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(bool)):
             extras.append(f"dtype={self.dtype}")
@@ -620,12 +625,16 @@ def _dispatch(op, args: tuple, kwargs: dict) -> Tensor:
         raw_args.append(arg)
     raw_kwargs = {key: _unwrap_keyword(value, inputs, paths) for key, value in kwargs.items()}
     module = _module_of(inputs)
-    result = op.impl(module, *raw_args, **raw_kwargs)
-    if type(result) is not module.ndarray:
-        result = module.asarray(result)  # NumPy gives scalars for 0-d results
+    if module is None:  # traced arrays record the call (NOTE(make-fx) in tracing.py)
+        result = op(*raw_args, **raw_kwargs)
+    else:
+        result = op.impl(module, *raw_args, **raw_kwargs)
+        if type(result) is not module.ndarray:
+            result = module.asarray(result)  # NumPy gives scalars for 0-d results
     record = op.vjp is not None and result.dtype.kind in "fc" and is_grad_enabled() and _any_requires_grad(inputs)
     out = _new(result, record)
-    if op.category == "view" and paths and paths[0] == (0, None) and module.may_share_memory(result, raw_args[0]):
+    if op.category == "view" and paths and paths[0] == (0, None) and (
+            module is None or module.may_share_memory(result, raw_args[0])):
         base = inputs[0]
         out._version_counter, out._base = base._version_counter, base._base if base._base is not None else base
         out._version_counter.recorded_views |= record
@@ -666,12 +675,15 @@ def _any_requires_grad(inputs: list[Tensor]) -> bool:
 
 
 def _module_of(inputs: list[Tensor]):
-    """numpy when every tensor is on the CPU; cupy when they all are on one GPU."""
+    """numpy when every tensor is on the CPU; cupy when they all are on one GPU; None
+    when one is traced (NOTE(make-fx) in tracing.py)."""
     for tensor in inputs:
         if type(tensor._array) is not np.ndarray:
             break
     else:
         return np
+    if any(is_traced(tensor._array) for tensor in inputs):
+        return None
     devices = sorted({tensor.device for tensor in inputs})
     if len(devices) > 1:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
