@@ -3,13 +3,14 @@
 from . import random
 from .engine import backward, grad, graph_nodes
 from .factories import arange, as_tensor, from_numpy, ones, rand, randn, tensor, zeros
+from .finite_differences import GradcheckError, gradcheck
 from .function import Function, FunctionCtx
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .fx import make_fx
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .nodes import AccumulateGrad, Node, OpNode
 from .random import manual_seed
 from .tensor import Tensor
 
-__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "OpNode", "Tensor", "arange", "as_tensor",
-           "backward", "enable_grad", "from_numpy", "grad", "graph_nodes", "is_grad_enabled", "make_fx",
-           "manual_seed", "no_grad", "ones", "rand", "randn", "random", "set_grad_enabled", "tensor", "zeros"]
+__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "GradcheckError", "Node", "OpNode", "Tensor", "arange",
+           "as_tensor", "backward", "enable_grad", "from_numpy", "grad", "gradcheck", "graph_nodes", "is_grad_enabled",
+           "make_fx", "manual_seed", "no_grad", "ones", "rand", "randn", "random", "set_grad_enabled", "tensor", "zeros"]

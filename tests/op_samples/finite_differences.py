@@ -1,6 +1,7 @@
 """What the derivative tests share (tests/ops/test_registry.py through graphs,
 tests/autograd/test_tape_gradients.py through the tape): which sample rows can be
-checked against finite differences, and the central differences themselves."""
+checked against finite differences (the differences themselves are
+pyjit/autograd/finite_differences.py's, which gradcheck uses)."""
 
 import numpy as np
 
@@ -45,21 +46,3 @@ def array_leaves(structure):
     elif isinstance(structure, dict):
         for item in structure.values():
             yield from array_leaves(item)
-
-
-def finite_difference(function, inputs, index, cotangent, eps=1e-6):
-    """Central differences of sum(cotangent[i] * function(*inputs)[i]) with respect to
-    inputs[index]."""
-    point = inputs[index]
-    gradient = np.zeros_like(point)
-    for flat in range(point.size):
-        shifted = []
-        for sign in (1, -1):
-            moved = point.copy()
-            moved.flat[flat] += sign * eps
-            trial = list(inputs)
-            trial[index] = moved
-            outputs = as_list(function(*trial))
-            shifted.append(sum(np.sum(part * np.asarray(out)) for part, out in zip(cotangent, outputs)))
-        gradient.flat[flat] = (shifted[0] - shifted[1]) / (2 * eps)
-    return gradient
