@@ -179,3 +179,43 @@ def test_gradients_match_central_differences_of_the_reference():
 
     for grad, expected in zip(got, central_differences(loss, arrays)):
         np.testing.assert_allclose(grad, expected, rtol=1e-6, atol=1e-8)
+
+
+MASKS = {
+    "none": {},
+    "causal bool": {"attn_mask": np.triu(np.ones((4, 4), dtype=bool), 1)},
+    "float per head": {"attn_mask": rng.standard_normal((2 * 2, 4, 4))},
+    "padding and causal": {"attn_mask": np.triu(np.ones((4, 4), dtype=bool), 1),
+                           "key_padding_mask": np.array([[False] * 3 + [True], [False] * 4])},
+}
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=str)
+@pytest.mark.parametrize("average", [True, False])
+def test_self_attention_gradients_pass_gradcheck_under_every_mask(mask, average):
+    module, _ = attention_module(embed=4, heads=2)
+
+    def attend(x):
+        return module(x, x, x, average_attn_weights=average, **MASKS[mask])
+
+    x = pyjit.tensor(rng.standard_normal((2, 4, 4)), requires_grad=True)
+    assert pyjit.autograd.gradcheck(attend, x, atol=1e-7, rtol=1e-6)
+
+
+def test_cross_attention_gradients_in_the_sequence_first_layout_pass_gradcheck():
+    module, _ = attention_module(embed=4, heads=2, batch_first=False)
+    query, key, value = (pyjit.tensor(rng.standard_normal(shape), requires_grad=True)
+                         for shape in ((3, 2, 4), (5, 2, 4), (5, 2, 4)))
+    assert pyjit.autograd.gradcheck(lambda q, k, v: module(q, k, v, need_weights=False)[0], (query, key, value),
+                                    atol=1e-7, rtol=1e-6)
+
+
+def test_one_unbatched_sequence_with_a_padded_key():
+    module, state = attention_module()
+    x = rng.standard_normal((4, 8))
+    padding = np.array([False, False, True, False])
+    output, weights = run(module, x, x, x, key_padding_mask=padding)
+    expected, expected_weights = np_attention(x[None], x[None], x[None], state, 2, key_padding_mask=padding[None])
+    np.testing.assert_allclose(output, expected[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(weights, expected_weights[0].mean(0), rtol=1e-10, atol=1e-15)
+    assert (weights[:, 2] == 0).all()

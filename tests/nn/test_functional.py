@@ -218,3 +218,18 @@ def test_dropout_edge_probabilities_and_eval():
     np.testing.assert_array_equal(F.dropout(x, 1.0).numpy(), np.zeros((4, 5)))
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout(x, 1.5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("options", [{"ignore_index": 2}, {"weight": rng.uniform(0.5, 2, 5), "ignore_index": 0}],
+                         ids=str)
+def test_cross_entropy_gradients_with_a_custom_ignore_index_pass_gradcheck(reduction, options):
+    logits, target = rng.standard_normal((8, 5)) * 2, pyjit.tensor(np.array([0, 2, 1, 4, 2, 0, 3, 1]))
+    assert pyjit.autograd.gradcheck(lambda t: F.cross_entropy(t, target, reduction=reduction, **options),
+                                    pyjit.tensor(logits, requires_grad=True), atol=1e-7, rtol=1e-6)
+
+
+def test_cross_entropy_gradients_with_spatial_axes_pass_gradcheck():
+    logits, target = rng.standard_normal((2, 4, 3, 5)), pyjit.tensor(rng.integers(0, 4, (2, 3, 5)))
+    assert pyjit.autograd.gradcheck(lambda t: F.cross_entropy(t, target), pyjit.tensor(logits, requires_grad=True),
+                                    atol=1e-7, rtol=1e-6)

@@ -93,6 +93,13 @@ def test_layer_norm_forward_and_gradients():
     np.testing.assert_allclose(grads["bias"], g.sum((0, 1)), rtol=1e-10)
 
 
+def test_layer_norm_over_two_axes_passes_gradcheck():
+    layer = nn.LayerNorm((4, 6), eps=1e-3, dtype=np.float64)
+    layer.load_state_dict({"weight": rng.standard_normal((4, 6)), "bias": rng.standard_normal((4, 6))})
+    x = pyjit.tensor(rng.standard_normal((3, 4, 6)) * 3 + 2, requires_grad=True)
+    assert pyjit.autograd.gradcheck(layer, x, atol=1e-7, rtol=1e-6)
+
+
 def test_layer_norm_shapes_and_options():
     plain = nn.LayerNorm((2, 3), elementwise_affine=False)
     assert list(plain.parameters()) == [] and plain.normalized_shape == (2, 3)

@@ -31,6 +31,7 @@ SETTINGS = [
     {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6},
     {"lr": 0.01, "weight_decay": 0.1},
     {"lr": 0.01, "amsgrad": True},
+    {"lr": 0.02, "betas": (0.8, 0.99), "eps": 1e-6, "weight_decay": 0.05},  # together, as the torch run has them
 ]
 
 

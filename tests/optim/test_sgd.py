@@ -27,6 +27,7 @@ SETTINGS = [
     {"lr": 0.05, "momentum": 0.9},
     {"lr": 0.05, "momentum": 0.8, "dampening": 0.3, "weight_decay": 0.01},
     {"lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 0.001},
+    {"lr": 0.05, "momentum": 0.7, "dampening": 0.2},  # dampening alone, as the torch run has it
 ]
 
 
