@@ -13,7 +13,9 @@ joint forward-and-backward graph, flat, of registry primitives.
 The few array-module calls the tape makes on arrays itself (`.grad` accumulation,
 in-place updates, `copyto`) go to the `Tracer`, which `array_module` returns for a
 traced array: each records the functional op and rebinds the TracedArray to its result,
-so the graph stays functional while the Python object keeps its identity.
+so the graph stays functional while the Python object keeps its identity. A view would
+not see such an update, where NumPy's would: an in-place update of a traced array that
+is a view, or has views alive, raises NotImplementedError instead.
 
 A Python decision on a value (`bool()`, `.item()`, `float()`, `np.asarray`) takes the
 concrete value in real mode, so the graph holds the branch this input took, as in
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 
 import numpy as np
 
@@ -48,10 +51,12 @@ def user_location() -> SourceLoc | None:
 class TracedArray:
     """An array value under make_fx (NOTE(make-fx)): a graph node, and in real mode its value."""
 
-    __slots__ = ("tracer", "node", "value")
+    __slots__ = ("tracer", "node", "value", "base", "views", "__weakref__")
 
     def __init__(self, tracer: Tracer, node: Node, value=None):
         self.tracer, self.node, self.value = tracer, node, value
+        self.base: TracedArray | None = None  # the array a view op took this from
+        self.views: list[weakref.ref] = []
 
     # -- what the tape reads of an array ------------------------------------------------
     @property
@@ -184,7 +189,11 @@ class Tracer:
             value = op(*_values(args), **_values(kwargs))
             if not isinstance(value, np.ndarray) and not type(value).__module__.startswith("cupy"):
                 value = np.asarray(value)  # NumPy gives scalars for 0-d results
-        return TracedArray(self, node, value)
+        result = TracedArray(self, node, value)
+        if op.category == "view" and args and isinstance(args[0], TracedArray):
+            result.base = args[0] if args[0].base is None else args[0].base
+            result.base.views.append(weakref.ref(result))
+        return result
 
     def _nodes(self, structure):
         """Arguments for a call node: traced arrays as their nodes, arrays as constants."""
@@ -212,8 +221,16 @@ class Tracer:
             f"hint: use tracing_mode=\"real\" (the graph then holds the branch these inputs take), or compute "
             f"without Python control flow on values (np.where)")
 
-    def assign(self, target: TracedArray, result: TracedArray) -> None:
+    def assign(self, target, result: TracedArray) -> None:
         """`target` now holds `result` (an in-place update, made functional)."""
+        if not isinstance(target, TracedArray):
+            raise NotImplementedError(f"make_fx cannot record an in-place update of an array it does not trace (a "
+                                      f"tensor the function closes over, such as a parameter's .grad), at "
+                                      f"{user_location()}: pass that tensor to the function as an argument")
+        if target.base is not None or any(view() is not None for view in target.views):
+            raise NotImplementedError(f"make_fx does not trace an in-place update of an array that shares memory "
+                                      f"with a view (the view would not see it), at {user_location()}: compute "
+                                      f"out of place")
         target.node, target.value = result.node, result.value
 
     # -- the array-module calls the tape makes (NOTE(make-fx)) ---------------------------
@@ -225,7 +242,10 @@ class Tracer:
         return REGISTRY["broadcast_to"](self._traced_constant(np.zeros((), dtype)), tuple(shape))
 
     def array(self, value, dtype=None, copy: bool = True, order: str = "K") -> TracedArray:
-        return REGISTRY["astype"](value, np.dtype(dtype) if dtype is not None else value.dtype)
+        """A copy: in a functional graph, a new traced array on the same node (cast if asked)."""
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return REGISTRY["astype"](value, np.dtype(dtype))
+        return TracedArray(self, value.node, value.value)
 
     def copyto(self, target: TracedArray, source, casting: str = "same_kind") -> None:
         if not isinstance(source, TracedArray):

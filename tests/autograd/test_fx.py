@@ -218,3 +218,36 @@ def test_item_assignment_is_refused_with_a_hint():
 
     with pytest.raises(NotImplementedError, match="item assignment"):
         pyjit.make_fx(f)(leaf([1.0, 2.0]))
+
+
+def test_an_in_place_update_a_view_would_miss_is_refused():
+    def f(x):
+        with pyjit.no_grad():
+            y = x * 2
+            head = y[:1]
+            y += 1  # NumPy's view `head` sees this; a functional graph's would not
+        return head
+
+    with pytest.raises(NotImplementedError, match="shares memory with a view"):
+        pyjit.make_fx(f)(pyjit.ones(2))
+
+
+def test_accumulating_into_the_grad_of_a_closed_over_tensor_is_refused():
+    weight = pyjit.tensor(np.ones(2), requires_grad=True)
+    weight.grad = pyjit.tensor(np.zeros(2))
+
+    def f(x):
+        (x * weight).sum().backward()
+        return x.grad
+
+    with pytest.raises(NotImplementedError, match="pass that tensor to the function as an argument"):
+        pyjit.make_fx(f)(leaf([1.0, 2.0]))
+
+
+def test_the_first_gradient_of_a_leaf_adds_no_copy_to_the_graph():
+    def f(x):
+        (x * 3).sum().backward()
+        return x.grad
+
+    module = pyjit.make_fx(f)(leaf([1.0, 2.0]))
+    assert targets(module)[-1] == "multiply"
