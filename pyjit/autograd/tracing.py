@@ -98,9 +98,6 @@ class TracedArray:
     def __pyjit_dispatch__(self, op, args: tuple, kwargs: dict):
         return self.tracer.record(op, args, kwargs)
 
-    def __array_namespace__(self, api_version=None) -> Tracer:
-        return self.tracer
-
     # The engine adds gradients that meet at a node with `+`; nodes.py's VJPs use registry ops.
     def __add__(self, other):
         return REGISTRY["add"](self, other)
@@ -114,7 +111,8 @@ class TracedArray:
         return REGISTRY["astype"](self, np.dtype(dtype))
 
     def copy(self) -> TracedArray:
-        return REGISTRY["astype"](self, self.dtype)
+        """Values in a functional graph never change: a copy is a new traced array on the same node."""
+        return TracedArray(self.tracer, self.node, self.value)
 
     def __setitem__(self, index, value) -> None:
         raise NotImplementedError("make_fx does not trace item assignment (the op registry has no functional form "
@@ -245,7 +243,7 @@ class Tracer:
         """A copy: in a functional graph, a new traced array on the same node (cast if asked)."""
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return REGISTRY["astype"](value, np.dtype(dtype))
-        return TracedArray(self, value.node, value.value)
+        return value.copy()
 
     def copyto(self, target: TracedArray, source, casting: str = "same_kind") -> None:
         if not isinstance(source, TracedArray):
