@@ -178,16 +178,21 @@ class _Printer:
 
     def _symbol_bindings(self) -> dict[str, str]:
         """`s0 = x.shape[0]` for every size symbol, taken from the first input that has it."""
-        bindings: dict[str, str] = {}
-        for node in self.graph.placeholders:
-            if not isinstance(node.meta, TensorMeta):
-                continue
-            for axis, size in enumerate(node.meta.shape):
-                if isinstance(size, SymInt):
-                    for name in size.symbols():
-                        if name not in bindings and size.same_as(_lone(size, name)):
-                            bindings[name] = f"{node.name}.shape[{axis}]"
-        return bindings
+        return {name: f"{node.name}.shape[{axis}]" for name, (node, axis) in symbol_axes(self.graph).items()}
+
+
+def symbol_axes(graph) -> dict[str, tuple[Node, int]]:
+    """Where each size symbol can be read: the first input and axis whose size it is."""
+    axes: dict[str, tuple[Node, int]] = {}
+    for node in graph.placeholders:
+        if not isinstance(node.meta, TensorMeta):
+            continue
+        for axis, size in enumerate(node.meta.shape):
+            if isinstance(size, SymInt):
+                for name in size.symbols():
+                    if name not in axes and size.same_as(_lone(size, name)):
+                        axes[name] = (node, axis)
+    return axes
 
 
 def _last_uses(nodes: list[Node]) -> dict[Node, list[Node]]:

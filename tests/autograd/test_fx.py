@@ -251,3 +251,13 @@ def test_the_first_gradient_of_a_leaf_adds_no_copy_to_the_graph():
 
     module = pyjit.make_fx(f)(leaf([1.0, 2.0]))
     assert targets(module)[-1] == "multiply"
+
+
+def test_a_symbolic_graph_refuses_sizes_that_break_its_decisions():
+    def f(x):
+        return x.sum() if x.shape[0] > 3 else x.mean()  # decided on the traced size, 5
+
+    module = pyjit.make_fx(f, tracing_mode="symbolic")(pyjit.ones(5))
+    assert module(np.ones(9, np.float32)) == 9.0
+    with pytest.raises(ValueError, match="break the size guard s0 > 3"):
+        module(np.ones(2, np.float32))

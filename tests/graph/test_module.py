@@ -111,3 +111,24 @@ def test_code_and_line_map_are_exposed():
     names = {node.name: lineno for lineno, node in module.line_map.items()}
     assert lines[names["add"] - 1].strip().startswith("add = ops.add(x, y)")
     assert lines[names["multiply"] - 1].strip().startswith("multiply = ops.multiply(add, 2.0)")
+
+
+def guarded_graph():
+    """x[:2] + y.sum(axis=1) for symbolic sizes of x and y: the slice decides s0 > 2."""
+    graph = Graph("guarded")
+    s0, s1 = graph.shape_env.create_symbol(5), graph.shape_env.create_symbol(3)
+    x = graph.placeholder("x", TensorMeta((s0,), np.float64))
+    y = graph.placeholder("y", TensorMeta((2, s1), np.float64))
+    head = graph.call(ops.getitem, x, slice(None, 2, None))
+    graph.output(graph.call(ops.add, head, graph.call(ops.sum, y, axis=1)))
+    return graph
+
+
+def test_size_guards_are_checked_on_each_call_when_asked():
+    graph = guarded_graph()
+    assert graph.shape_env.guard_texts() == ["s0 > 2"]
+    checked, unchecked = GraphModule(graph, check_size_guards=True), GraphModule(graph)
+    np.testing.assert_array_equal(checked(np.arange(4.0), np.ones((2, 7))), [7.0, 8.0])
+    with pytest.raises(ValueError, match=r"sizes \(s0=2, s1=7\) break the size guard s0 > 2 .* guarded"):
+        checked(np.arange(2.0), np.ones((2, 7)))
+    unchecked(np.arange(2.0), np.ones((2, 7)))  # the frontend's own guards decide for its graphs
