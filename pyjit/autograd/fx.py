@@ -35,7 +35,7 @@ def make_fx(fn, tracing_mode: str = "real"):
         _check_inputs_unmodified(tracer, inputs)
         tracer.graph.output(_output(tracer, result))
         tracer.graph.eliminate_dead_code()  # what only a Python decision read (a comparison for an `if`)
-        return GraphModule(tracer.graph, check_size_guards=True)
+        return GraphModule(tracer.graph, check_sizes=True)
 
     return trace
 

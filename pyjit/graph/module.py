@@ -6,7 +6,9 @@ import itertools
 import linecache
 import traceback
 
+from .meta import TensorMeta
 from .printer import python_code, symbol_axes
+from .symbolic import SymInt
 
 _serial = itertools.count()
 
@@ -18,19 +20,20 @@ class GraphModule:
     `.line_map` maps code lines to nodes. An exception raised while running a node keeps
     its type and gains a note naming the node and the user's source line.
 
-    With `check_size_guards`, each call first checks the size guards of the graph's
-    shape env on the inputs' sizes (the decisions symbolic sizes were traced under) and
-    raises ValueError naming the one they break; without it, whoever runs the module
-    checks them (the frontend does, in its guards).
+    With `check_sizes`, each call first checks the inputs' shapes against the
+    placeholders' (static sizes equal, symbols bound) and the size guards of the graph's
+    shape env (the decisions symbolic sizes were traced under), and raises ValueError
+    naming what they break; without it, whoever runs the module checks them (the
+    frontend does, in its guards).
     """
 
-    def __init__(self, graph, check_size_guards: bool = False):
+    def __init__(self, graph, check_sizes: bool = False):
         graph.lint()
         self.graph = graph
-        self._guarded_axes = None
-        if check_size_guards and graph.shape_env.guards:
+        self._symbol_axes = None
+        if check_sizes:
             positions = {node: index for index, node in enumerate(graph.placeholders)}
-            self._guarded_axes = {name: (positions[node], axis) for name, (node, axis) in symbol_axes(graph).items()}
+            self._symbol_axes = {name: (positions[node], axis) for name, (node, axis) in symbol_axes(graph).items()}
         printed = python_code(graph)
         self.code = printed.text
         self.line_map = printed.line_map
@@ -43,16 +46,24 @@ class GraphModule:
         self.forward = namespace[graph.name]
 
     def __call__(self, *args):
-        if self._guarded_axes is not None:
-            self._check_size_guards(args)
+        if self._symbol_axes is not None:
+            self._check_sizes(args)
         try:
             return self.forward(*args)
         except Exception as error:
             self._annotate(error)
             raise
 
-    def _check_size_guards(self, args: tuple) -> None:
-        sizes = {name: args[position].shape[axis] for name, (position, axis) in self._guarded_axes.items()}
+    def _check_sizes(self, args: tuple) -> None:
+        for node, arg in zip(self.graph.placeholders, args):
+            meta, shape = node.meta, getattr(arg, "shape", None)
+            if not isinstance(meta, TensorMeta) or shape is None:
+                continue
+            if len(shape) != meta.ndim or any(size != expected for size, expected in zip(shape, meta.shape)
+                                              if not isinstance(expected, SymInt)):
+                raise ValueError(f"input {node.name} of graph {self.graph.name} has shape {tuple(shape)}; the graph "
+                                 f"was traced for {meta}: trace it again for this shape")
+        sizes = {name: args[position].shape[axis] for name, (position, axis) in self._symbol_axes.items()}
         for guard in self.graph.shape_env.guards:
             if not guard.holds(sizes):
                 given = ", ".join(f"{name}={size}" for name, size in sorted(sizes.items()))

@@ -121,7 +121,9 @@ def test_real_mode_takes_the_branch_of_its_inputs():
 
     module = pyjit.make_fx(f)(leaf([1.0, 2.0]))
     assert targets(module) == ["multiply"]  # the comparison only decided the branch
-    np.testing.assert_allclose(module(np.array([-5.0])), [-10.0])
+    np.testing.assert_allclose(module(np.array([-5.0, 1.0])), [-10.0, 2.0])
+    with pytest.raises(ValueError, match=r"input x of graph forward has shape \(3,\); .* traced for f64\[2\]"):
+        module(np.ones(3))  # real and fake graphs hold the traced shapes
 
 
 def test_a_custom_function_records_its_forward_and_backward():

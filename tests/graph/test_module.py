@@ -124,11 +124,15 @@ def guarded_graph():
     return graph
 
 
-def test_size_guards_are_checked_on_each_call_when_asked():
+def test_sizes_and_size_guards_are_checked_on_each_call_when_asked():
     graph = guarded_graph()
     assert graph.shape_env.guard_texts() == ["s0 > 2"]
-    checked, unchecked = GraphModule(graph, check_size_guards=True), GraphModule(graph)
+    checked, unchecked = GraphModule(graph, check_sizes=True), GraphModule(graph)
     np.testing.assert_array_equal(checked(np.arange(4.0), np.ones((2, 7))), [7.0, 8.0])
     with pytest.raises(ValueError, match=r"sizes \(s0=2, s1=7\) break the size guard s0 > 2 .* guarded"):
         checked(np.arange(2.0), np.ones((2, 7)))
+    with pytest.raises(ValueError, match=r"input y of graph guarded has shape \(3, 7\); .* f64\[2, s1\]"):
+        checked(np.arange(4.0), np.ones((3, 7)))
+    with pytest.raises(ValueError, match=r"input x .* shape \(4, 1\)"):
+        checked(np.ones((4, 1)), np.ones((2, 7)))
     unchecked(np.arange(2.0), np.ones((2, 7)))  # the frontend's own guards decide for its graphs
