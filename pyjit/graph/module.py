@@ -6,6 +6,8 @@ import itertools
 import linecache
 import traceback
 
+import numpy as np
+
 from .meta import TensorMeta
 from .printer import python_code, symbol_axes
 from .symbolic import SymInt
@@ -21,10 +23,10 @@ class GraphModule:
     its type and gains a note naming the node and the user's source line.
 
     With `check_sizes`, each call first checks the inputs' shapes against the
-    placeholders' (static sizes equal, symbols bound) and the size guards of the graph's
-    shape env (the decisions symbolic sizes were traced under), and raises ValueError
-    naming what they break; without it, whoever runs the module checks them (the
-    frontend does, in its guards).
+    placeholders' (static sizes equal, symbolic ones 2 or more) and the size guards of
+    the graph's shape env (the decisions symbolic sizes were traced under), and raises
+    ValueError naming what they break; without it, whoever runs the module checks them
+    (the frontend does, in its guards).
     """
 
     def __init__(self, graph, check_sizes: bool = False):
@@ -55,20 +57,24 @@ class GraphModule:
             raise
 
     def _check_sizes(self, args: tuple) -> None:
+        if len(args) != len(self.graph.placeholders):
+            return  # calling the function raises Python's TypeError
         for node, arg in zip(self.graph.placeholders, args):
-            meta, shape = node.meta, getattr(arg, "shape", None)
-            if not isinstance(meta, TensorMeta) or shape is None:
+            if not isinstance(node.meta, TensorMeta):
                 continue
-            if len(shape) != meta.ndim or any(size != expected for size, expected in zip(shape, meta.shape)
-                                              if not isinstance(expected, SymInt)):
+            shape = np.shape(arg)
+            if len(shape) != node.meta.ndim or any(size != expected for size, expected in zip(shape, node.meta.shape)
+                                                   if not isinstance(expected, SymInt)):
                 raise ValueError(f"input {node.name} of graph {self.graph.name} has shape {tuple(shape)}; the graph "
-                                 f"was traced for {meta}: trace it again for this shape")
-        sizes = {name: args[position].shape[axis] for name, (position, axis) in self._symbol_axes.items()}
-        for guard in self.graph.shape_env.guards:
-            if not guard.holds(sizes):
-                given = ", ".join(f"{name}={size}" for name, size in sorted(sizes.items()))
-                raise ValueError(f"the inputs' sizes ({given}) break the size guard {guard} that graph "
-                                 f"{self.graph.name} was traced under: trace it again for these sizes")
+                                 f"was traced for {node.meta}: trace it again for this shape")
+        sizes = {name: np.shape(args[position])[axis] for name, (position, axis) in self._symbol_axes.items()}
+        # NOTE(symbolic-sizes): a symbol stands for a size of 2 or more; 0 and 1 broadcast differently.
+        broken = [f"{name} >= 2" for name, size in sizes.items() if size < 2]
+        broken += [str(guard) for guard in self.graph.shape_env.guards if not guard.holds(sizes)]
+        if broken:
+            given = ", ".join(f"{name}={size}" for name, size in sorted(sizes.items()))
+            raise ValueError(f"the inputs' sizes ({given}) break the size guard {broken[0]} that graph "
+                             f"{self.graph.name} was traced under: trace it again for these sizes")
 
     def _annotate(self, error: Exception) -> None:
         node = None

@@ -135,4 +135,6 @@ def test_sizes_and_size_guards_are_checked_on_each_call_when_asked():
         checked(np.arange(4.0), np.ones((3, 7)))
     with pytest.raises(ValueError, match=r"input x .* shape \(4, 1\)"):
         checked(np.ones((4, 1)), np.ones((2, 7)))
+    with pytest.raises(ValueError, match=r"break the size guard s1 >= 2"):  # a symbol is never 0 or 1
+        checked(np.arange(4.0), np.ones((2, 1)))
     unchecked(np.arange(2.0), np.ones((2, 7)))  # the frontend's own guards decide for its graphs
