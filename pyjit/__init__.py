@@ -1,5 +1,7 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
+import functools
+
 from pyjit import _C, autograd, config, nn, optim, utils
 from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
                             randn, tensor, zeros)
@@ -34,7 +36,9 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
     into graphs that `backend` compiles, guarded and cached per input kind. `mode`
     (`list_mode_options`) and `options` go to the backend when its compiler function
     takes them. A pyjit.nn.Module gives a `CompiledModule`: calling it runs the
-    module's `forward` compiled; its attributes are the module's."""
+    module's `forward` compiled; its attributes are the module's. Both pickle as the
+    function (or module) and these arguments, and compile again where they are
+    unpickled (NOTE(pickling) in pyjit/frontend/entry.py)."""
     settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
                     disable=disable)
     if fn is None:
@@ -42,11 +46,13 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
     if mode is not None:
         list_mode_options(mode)
     compiler = _compiler(backend, mode, options)
+    rebuild = functools.partial(compile, **settings)
     if isinstance(fn, nn.Module):
         forward = _frontend.compile(fn.forward, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic,
                                     disable=disable)
-        return nn.CompiledModule(fn, forward)
-    return _frontend.compile(fn, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic, disable=disable)
+        return nn.CompiledModule(fn, forward, rebuild)
+    return _frontend.compile(fn, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic, disable=disable,
+                             rebuild=rebuild)
 
 
 def list_mode_options(mode=None):
@@ -71,7 +77,6 @@ def explain(fn):
 
 
 def _compiler(backend, mode, options):
-    import functools
     import inspect
 
     compiler = lookup_backend(backend)
