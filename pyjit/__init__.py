@@ -1,7 +1,5 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
-import functools
-
 from pyjit import _C, autograd, config, nn, optim, utils
 from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
                             randn, tensor, zeros)
@@ -39,6 +37,8 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
     module's `forward` compiled; its attributes are the module's. Both pickle as the
     function (or module) and these arguments, and compile again where they are
     unpickled (NOTE(pickling) in pyjit/frontend/entry.py)."""
+    import functools
+
     settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
                     disable=disable)
     if fn is None:
@@ -77,6 +77,7 @@ def explain(fn):
 
 
 def _compiler(backend, mode, options):
+    import functools
     import inspect
 
     compiler = lookup_backend(backend)

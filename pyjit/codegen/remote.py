@@ -118,8 +118,9 @@ class RemoteCache:
     """Signed kernel entries on one Redis server (NOTE(remote-cache))."""
 
     def __init__(self, url: str, secret: bytes):
-        self.url = url
         self.host, self.port, self.db, self.password = _parse(url)
+        # What warnings and trace events show: no password.
+        self.url = url.replace(f":{self.password}@", ":***@") if self.password else url
         self._secret = secret
         self._connection: _Connection | None = None
         self._down_until = 0.0

@@ -252,3 +252,11 @@ def test_a_bad_address_is_a_warning(use_remote, url, message):
     use_remote(url)
     with pytest.warns(UserWarning, match=message):
         assert factor_of(build.load(source(9))) == 9.0
+
+
+def test_a_password_is_not_shown(use_remote, monkeypatch):
+    monkeypatch.setattr(remote, "TIMEOUT", 0.2)
+    use_remote(f"redis://:hunter2@127.0.0.1:{free_port()}/0")
+    with pytest.warns(UserWarning, match=r"redis://:\*\*\*@127\.0\.0\.1") as warned:
+        assert factor_of(build.load(source(10))) == 10.0
+    assert "hunter2" not in str(warned[0].message)
