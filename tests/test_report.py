@@ -1,7 +1,6 @@
 """`python -m pyjit.report`: the static HTML compile report (NOTE(report))."""
 
 import html.parser
-import os
 import shutil
 import subprocess
 import sys
