@@ -17,8 +17,9 @@ its first call (or loads the kernels from its disk or remote cache). `compile` i
 (the `@pyjit.compile` decorator replaced the function), it is pickled as that name,
 as pickle does for plain functions, and the receiving process imports the module and
 finds it compiled there; `fn` itself could not be pickled, its name being taken.
-Otherwise `fn` is pickled as pickle (or cloudpickle, for Dask) pickles functions.
-Functions `optimize` decorates are not picklable (their callback belongs to a block).
+Otherwise `fn` is pickled as pickle (or cloudpickle, for Dask) pickles functions. A
+function `optimize` made pickles only by its module's name: there is no `rebuild` for
+it (its callback belongs to the `optimize` object, which may be a block's too).
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def _reduce(compiled):
         return compiled.__qualname__
     rebuild = compiled.__dict__.get("_pyjit_rebuild")
     if rebuild is None:
-        raise pickle.PicklingError(f"{compiled!r} cannot be pickled: it was made by pyjit.optimize, whose capture "
-                                   f"belongs to a block; pickle the function and compile it with pyjit.compile")
+        raise pickle.PicklingError(f"{compiled!r} cannot be pickled: it was not made by pyjit.compile (nor is it "
+                                   f"its module's {compiled.__qualname__}); compile the function with pyjit.compile "
+                                   f"to send it to another process")
     return rebuild, (compiled.__wrapped__,)
 
 
