@@ -148,7 +148,7 @@ def _find(directory: str, key: str, source: str, toolchain: _Toolchain) -> tuple
 
 def _adopt(directory: str, key: str, source: str, binary: bytes) -> _C.KernelLibrary | None:
     """A verified library from the remote cache, written to the disk cache as if built
-    here (NOTE(kernel-cache) step 3) and loaded; None if dlopen refuses it."""
+    here (NOTE(kernel-cache) step 4) and loaded; None if dlopen refuses it."""
     library_path = os.path.join(directory, f"{key}.so")
     _write_atomic(os.path.join(directory, f"{key}.c"), source.encode())
     _write_atomic(library_path, binary, mode=0o700)
