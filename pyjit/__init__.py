@@ -34,7 +34,11 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
     into graphs that `backend` compiles, guarded and cached per input kind. `mode`
     (`list_mode_options`) and `options` go to the backend when its compiler function
     takes them. A pyjit.nn.Module gives a `CompiledModule`: calling it runs the
-    module's `forward` compiled; its attributes are the module's."""
+    module's `forward` compiled; its attributes are the module's. Both pickle as the
+    function (or module) and these arguments, and compile again where they are
+    unpickled (NOTE(pickling) in pyjit/frontend/entry.py)."""
+    import functools
+
     settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
                     disable=disable)
     if fn is None:
@@ -42,11 +46,13 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
     if mode is not None:
         list_mode_options(mode)
     compiler = _compiler(backend, mode, options)
+    rebuild = functools.partial(compile, **settings)
     if isinstance(fn, nn.Module):
         forward = _frontend.compile(fn.forward, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic,
                                     disable=disable)
-        return nn.CompiledModule(fn, forward)
-    return _frontend.compile(fn, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic, disable=disable)
+        return nn.CompiledModule(fn, forward, rebuild)
+    return _frontend.compile(fn, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic, disable=disable,
+                             rebuild=rebuild)
 
 
 def list_mode_options(mode=None):

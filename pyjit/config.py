@@ -61,6 +61,17 @@ cache_dir = _default_cache_dir()
 `kernels/` subdirectory, which only the user may write). Default: $PYJIT_CACHE_DIR,
 else $XDG_CACHE_HOME/pyjit, else ~/.cache/pyjit, read when pyjit is imported."""
 
+trace_dir = os.environ.get("PYJIT_TRACE_DIR") or None
+"""A directory where compiled frames, graphs, guards, breaks, recompiles, kernels and
+compile times are written as JSON lines (NOTE(trace) in pyjit/trace.py), for
+`python -m pyjit.report DIR`. None: nothing is written. Default: $PYJIT_TRACE_DIR."""
+
+remote_cache = os.environ.get("PYJIT_REMOTE_CACHE") or None
+"""A Redis server, `redis://HOST:PORT/DB`, that compiled kernels are shared through
+after the disk cache (NOTE(remote-cache) in pyjit/codegen/remote.py); entries are signed
+with the key in $PYJIT_REMOTE_CACHE_KEY, and without one the remote cache is off, with a
+warning. None: no remote cache. Default: $PYJIT_REMOTE_CACHE."""
+
 _SETTINGS = tuple(sorted(name for name in set(globals()) - _NOT_SETTINGS
                          if not name.startswith("_")))
 

@@ -3,6 +3,7 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$PYJIT_ROOT"
+bash scripts/system_deps.sh
 failed=()
 for version in "${PYJIT_PYTHONS[@]}"; do
   echo "=== CPython $version"

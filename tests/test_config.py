@@ -43,6 +43,18 @@ def test_cache_dir_default_comes_from_the_environment_at_import(monkeypatch, env
     assert fresh.cache_dir == expected
 
 
+@pytest.mark.parametrize(("variable", "setting"), [("PYJIT_TRACE_DIR", "trace_dir"),
+                                                   ("PYJIT_REMOTE_CACHE", "remote_cache")])
+def test_trace_dir_and_remote_cache_come_from_the_environment_at_import(monkeypatch, variable, setting):
+    monkeypatch.delenv(variable, raising=False)
+    fresh = importlib.util.module_from_spec(importlib.util.find_spec("pyjit.config"))
+    fresh.__spec__.loader.exec_module(fresh)
+    assert getattr(fresh, setting) is None  # off unless asked for
+    monkeypatch.setenv(variable, "redis://example:6379/2")
+    fresh.__spec__.loader.exec_module(fresh)
+    assert getattr(fresh, setting) == "redis://example:6379/2"
+
+
 def test_patch_as_a_context_manager_restores_values():
     with config.patch(recompile_limit=2, verbose=True):
         assert (config.recompile_limit, config.verbose) == (2, True)

@@ -22,7 +22,7 @@ import contextlib
 import sys
 import warnings
 
-from .. import logs
+from .. import logs, trace
 from ..autograd import Tensor, is_grad_enabled
 from ..codegen import build
 from ..codegen.c_renderer import render_unit
@@ -138,9 +138,10 @@ def _recursion_room(nodes: int):
 
 def _compile_graphs(items) -> list:
     plans = []
-    for position, (graph_module, example_inputs) in enumerate(items):
-        layouts = _layouts(graph_module.graph, example_inputs)
-        plans.append(_Plan.make(graph_module, layouts, f"g{position}_") if layouts is not None else None)
+    with trace.stage("schedule"):
+        for position, (graph_module, example_inputs) in enumerate(items):
+            layouts = _layouts(graph_module.graph, example_inputs)
+            plans.append(_Plan.make(graph_module, layouts, f"g{position}_") if layouts is not None else None)
     library = _load([plan for plan in plans if plan is not None])
     if library is None:
         return [graph_module for graph_module, _ in items]
@@ -167,7 +168,8 @@ def _load(plans: list[_Plan]):
     if not plans:
         return None
     try:
-        source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+        with trace.stage("render"):
+            source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
     except RecursionError:  # NOTE(deep-chains)
         counters["inductor"]["too_deep"] += len(plans)
         return None

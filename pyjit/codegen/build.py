@@ -11,9 +11,13 @@ A library is looked up, in order, in
    regular file (not a symlink) owned by the user and writable by no one else, its
    sha256 matches the sidecar `<key>.so.sha256` (same checks; `sha256sum -c` reads
    it), and dlopen accepts it. Anything else is rebuilt, never loaded;
-3. the compiler: `<key>.c` is saved, compiled to a temporary name in the same
+3. the remote cache, when `config.remote_cache` names one (NOTE(remote-cache) in
+   pyjit/codegen/remote.py): a signed library found there is written to the disk cache
+   as step 4 writes one, then loaded;
+4. the compiler: `<key>.c` is saved, compiled to a temporary name in the same
    directory and renamed over `<key>.so` (os.replace: readers never see half a
-   file), then the sidecar is written the same way.
+   file), then the sidecar is written the same way, and the library is stored in
+   the remote cache if there is one.
 
 The directory is created with mode 0700 (missing parents too). If it exists but is
 not the user's, or group/other may write it, a warning says so and this process
@@ -28,7 +32,9 @@ the binary's identity, hence a new probe and new keys.
 
 Counters: counters["inductor"]["compiles"] (kernel compiles), ["disk_hits"] (libraries
 loaded from disk), ["compiler_probes"] (toolchain probes: --version plus trial
-compiles).
+compiles), and the remote cache's (NOTE(remote-cache)). With `config.trace_dir` set,
+each library this process loads is a `kernel` event (NOTE(trace)): its key, source,
+origin ("disk", "remote" or "compiled") and the seconds it took.
 """
 
 import atexit
@@ -41,14 +47,17 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from pyjit import _C, config
+from pyjit import _C, config, trace
 from pyjit.exc import PyjitError
 from pyjit.utils import counters
+
+from . import remote
 
 __all__ = ["BuildError", "CompilerUnavailable", "flags", "load", "reset"]
 
@@ -112,9 +121,42 @@ def load(source: str) -> _C.KernelLibrary:
         key = _key(source, toolchain)
         library = _libraries.get((directory, key))
         if library is None:
-            library = _load_cached(directory, key) or _build(directory, key, source, toolchain)
+            started = time.perf_counter()
+            origin, library = _find(directory, key, source, toolchain)
             _libraries[directory, key] = library
+            trace.emit("kernel", key=key, origin=origin, seconds=time.perf_counter() - started, source=source)
         return library
+
+
+def _find(directory: str, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
+    """(where it came from, the library): the disk cache, the remote cache
+    (NOTE(remote-cache)), else the compiler, whose library is then shared."""
+    library = _load_cached(directory, key)
+    if library is not None:
+        return "disk", library
+    shared = remote.fetch(key)
+    if shared is not None:
+        library = _adopt(directory, key, source, shared)
+        if library is not None:
+            return "remote", library
+    library = _build(directory, key, source, toolchain)
+    if config.remote_cache:
+        with open(library.path, "rb") as file:
+            remote.store(key, file.read())
+    return "compiled", library
+
+
+def _adopt(directory: str, key: str, source: str, binary: bytes) -> _C.KernelLibrary | None:
+    """A verified library from the remote cache, written to the disk cache as if built
+    here (NOTE(kernel-cache) step 4) and loaded; None if dlopen refuses it."""
+    library_path = os.path.join(directory, f"{key}.so")
+    _write_atomic(os.path.join(directory, f"{key}.c"), source.encode())
+    _write_atomic(library_path, binary, mode=0o700)
+    _write_atomic(f"{library_path}.sha256", f"{hashlib.sha256(binary).hexdigest()}  {key}.so\n".encode())
+    try:
+        return _open(library_path)
+    except OSError:
+        return None
 
 
 def flags() -> tuple[str, ...]:
@@ -127,11 +169,12 @@ def flags() -> tuple[str, ...]:
 def reset() -> None:
     """Forget the libraries this process loaded and the directories it checked. The disk
     cache stays, and so does the compiler found for the current $CC and $PATH (changing
-    either makes the next load look again)."""
+    either makes the next load look again). The remote cache's connection is closed."""
     with _lock:
         _libraries.clear()
         _directories.clear()
         _recorded.clear()
+        remote.reset()
 
 
 # ---- the cache directory ----------------------------------------------------------
@@ -200,12 +243,14 @@ def _read_trusted(path: str) -> bytes | None:
         return file.read()
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
     directory, name = os.path.split(path)
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
+            if mode is not None:
+                os.fchmod(file.fileno(), mode)
         os.replace(temporary, path)
     except BaseException:
         _remove(temporary)

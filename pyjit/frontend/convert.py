@@ -40,13 +40,14 @@ import os
 import sysconfig
 import threading
 import time
+import traceback
 import warnings
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .. import _C, config
+from .. import _C, config, trace
 from ..exc import BackendCompilerFailed, Unsupported
 from ..utils import counters
 from .breaks import Break, BreakReason
@@ -59,8 +60,9 @@ from .resume import build_break, repeats_a_break
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}
+_PYJIT_DIR = os.path.join(str(Path(__file__).resolve().parents[1]), "")
 _SKIPPED_DIRS = tuple(os.path.join(path, "") for path in {
-    str(Path(__file__).resolve().parents[1]), os.path.dirname(np.__file__),
+    _PYJIT_DIR, os.path.dirname(np.__file__),
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 _SKIPPED_PREFIXES = ("<frozen", "<pyjit")
 # One compile at a time: two threads missing on one code would otherwise both add entries.
@@ -109,8 +111,15 @@ class Converter:
         try:
             if code is not self.top_code and is_skipped_file(code.co_filename):
                 return _C.SKIP
-            with _lock:
-                return self._convert(frame)
+            with _lock, trace.frame(code):
+                if not trace.enabled():
+                    return self._convert(frame)
+                started = time.perf_counter()
+                _trace_frame(code)
+                answer = self._convert(frame)
+                trace.emit("frame_end", outcome=_outcome(answer),
+                           seconds=time.perf_counter() - started)
+                return answer
         except RecursionError:
             # A frame that starts near the recursion limit leaves the trace no room (nor
             # a log call): it runs as it is, unmarked, so a call at a normal depth still
@@ -156,6 +165,9 @@ class Converter:
             counters["stats"]["unique_graphs"] += 1
             counters["stats"]["calls_captured"] += len(tracer.graph.calls())
             _log_graph(code, output, program)
+            trace.emit("graph", name=output.graph_module.graph.name, code=output.graph_module.code,
+                       ops=[node.target.name for node in tracer.graph.calls()])
+            trace.emit("guards", text=str(program))
             if self.observer is not None:
                 self.observer.on_graph(output.graph_module, program, time.perf_counter() - started)
         return program, output.code
@@ -192,7 +204,8 @@ class Converter:
 
     def _compile_graph(self, graph_module, example_inputs):
         try:
-            return self.compiler(graph_module, example_inputs)
+            with trace.stage("backend", backend=_compiler_name(self.compiler)):
+                return self.compiler(graph_module, example_inputs)
         except Exception as error:
             raise _CompilerFailed from error
 
@@ -201,11 +214,11 @@ class Converter:
         torch.compile: the entry's code raises BackendCompilerFailed (its cause the
         backend's exception) at the line of the graph's first op, for every call its guards
         accept, rather than the error being printed and the code run eagerly."""
-        name = getattr(self.compiler, "__name__", None) or getattr(getattr(self.compiler, "func", None), "__name__",
-                                                                   "backend")
+        name = _compiler_name(self.compiler)
         instr = tracer.first_op_instr or tracer.instr
         where = f"{tracer.code.co_filename}:{instr.loc.lineno}" if instr is not None and instr.loc else "?"
         message = f"backend {name!r} raised {type(error).__name__}: {error}\n  while compiling the graph at {where}"
+        trace.emit("failure", kind="backend_error", where=where, message=message)
         return Output(_raising_code(tracer, BackendCompilerFailed, message, instr, cause=error.with_traceback(None)),
                       None)
 
@@ -219,7 +232,11 @@ class Converter:
                               f"config.recompile_limit ({config.recompile_limit}); last failing guard: {reason}. "
                               f"Its existing entries keep serving; other inputs run without compiling.",
                               stacklevel=2)
+                trace.emit("failure", kind="recompile_limit", where=f"{code.co_filename}:{code.co_firstlineno}",
+                           message=f"config.recompile_limit ({config.recompile_limit}) reached; last failing "
+                                   f"guard: {reason}")
             return False
+        trace.emit("recompile", reason=str(reason), entries=len(entries))
         _logs["recompiles"].debug("Recompiling function %s in %s:%d\n    triggered by the guard failure: %s",
                                   code.co_qualname, code.co_filename, code.co_firstlineno, reason)
         if _logs["recompiles_verbose"].isEnabledFor(logging.DEBUG):
@@ -243,8 +260,8 @@ class Converter:
         compiler (the backend's function, or its partial with the mode). About 100 ns
         per hit (a C function; the same check through Python cost 275 ns)."""
         compiler = self.compiler
-        name = getattr(compiler, "__name__", None) or getattr(getattr(compiler, "func", None), "__name__", "compiler")
-        tracer.guards.python(None, functools.partial(_C.callback_compiler_is, compiler), f"the backend is {name}")
+        tracer.guards.python(None, functools.partial(_C.callback_compiler_is, compiler),
+                             f"the backend is {_compiler_name(compiler)}")
 
     def _no_capture(self, frame, tracer: Tracer):
         if not tracer.inputs and frame.f_code is not self.top_code:
@@ -258,13 +275,37 @@ class Converter:
         how = (f"the frame runs as it is: {tracer.unresumable}" if tracer.unresumable is not None
                else "split before it; it runs in Python" if tracer.split else "resumed")
         _logs["graph_breaks"].debug("Graph break (%s) in %s (%s): %s", reason.kind, code.co_qualname, how, reason)
+        trace.emit("graph_break", kind=reason.kind, explanation=reason.explanation, hint=reason.hint, how=how,
+                   where=str(reason.where) if reason.where else None,
+                   line=reason.where.line() if reason.where else "")
 
     def _on_break(self, frame, tracer: Tracer, reason: BreakReason, entries):
         if reason.kind == "user_error":
             return None
         if self.fullgraph:
+            trace.emit("failure", kind="fullgraph", where=str(reason.where) if reason.where else None,
+                       message=str(reason))
             return tracer.guards.compile(frame), _raising_code(tracer, Unsupported, str(reason), tracer.instr)
         return None if entries else _C.SKIP
+
+
+def _compiler_name(compiler) -> str:
+    return getattr(compiler, "__name__", None) or getattr(getattr(compiler, "func", None), "__name__", "backend")
+
+
+def _outcome(answer) -> str:
+    """What the callback answered, as the trace's `frame_end` outcome (NOTE(callback-answers))."""
+    if answer is None:
+        return "runs its original code"
+    return "skipped" if answer is _C.SKIP else "compiled"
+
+
+def _trace_frame(code) -> None:
+    """The `frame` event: the code about to be compiled and the user's stack that called it."""
+    stack = [{"file": entry.filename, "line": entry.lineno, "name": entry.name, "text": entry.line or ""}
+             for entry in traceback.extract_stack() if not entry.filename.startswith(_PYJIT_DIR)]
+    stack.append({"file": code.co_filename, "line": code.co_firstlineno, "name": code.co_qualname, "text": ""})
+    trace.emit("frame", name=code.co_qualname, file=code.co_filename, line=code.co_firstlineno, stack=stack)
 
 
 class _CompilerFailed(Exception):

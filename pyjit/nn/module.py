@@ -329,11 +329,17 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
 class CompiledModule:
     """What `pyjit.compile(module)` returns: a call runs the module's `forward` compiled
     (the module has no hooks, so `module(x)` is `module.forward(x)`); every attribute
-    is the module's own, `_orig_mod` the module itself (torch's OptimizedModule)."""
+    is the module's own, `_orig_mod` the module itself (torch's OptimizedModule). It
+    pickles as `rebuild` and the module: unpickling compiles the module again
+    (NOTE(pickling) in pyjit/frontend/entry.py)."""
 
-    def __init__(self, module: Module, forward: Callable):
+    def __init__(self, module: Module, forward: Callable, rebuild: Callable):
         object.__setattr__(self, "_orig_mod", module)
         object.__setattr__(self, "_forward", forward)
+        object.__setattr__(self, "_rebuild", rebuild)
+
+    def __reduce__(self):
+        return self._rebuild, (self._orig_mod,)
 
     def __call__(self, *args, **kwargs):
         return self._forward(*args, **kwargs)

@@ -1,6 +1,13 @@
 """pyjit/frontend/entry.py and its public wrappers in pyjit/__init__.py: the ways to
 call compile, optimize as a context manager and a decorator, disable, graph_break."""
 
+import concurrent.futures
+import importlib
+import multiprocessing
+import os
+import pickle
+import sys
+
 import numpy as np
 import pytest
 
@@ -106,3 +113,88 @@ def test_reset_forgets_everything(jit):
     pyjit.reset()
     assert pyjit.cache_entries(compiled) == []
     assert counters["stats"]["unique_graphs"] == 1
+
+
+# ---- pickling (NOTE(pickling)) -------------------------------------------------------
+
+SHIPPED = '''
+import os
+import sys
+
+import numpy as np
+import pyjit
+from pyjit.utils import counters
+
+
+@pyjit.compile
+def decorated(x):
+    return np.sin(x) * 2 + 1
+
+
+def plain(x):
+    return np.exp(-x * x) - x
+
+
+def prints(x):
+    print("a graph break")
+    return x + 1
+
+
+compiled_plain = pyjit.compile(plain, dynamic=False)
+strict = pyjit.compile(prints, fullgraph=True)
+
+
+def call(fn, x):
+    """Run in a worker: fn's result, the graphs this process compiled, its pid."""
+    before = counters["stats"]["unique_graphs"]
+    result = fn(x)
+    result = result.numpy() if isinstance(result, pyjit.Tensor) else result
+    return result, counters["stats"]["unique_graphs"] - before, os.getpid()
+'''
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """A module of compiled functions that worker processes can import; kernels the
+    workers compile go to a cache of this test's own."""
+    (tmp_path / "shipped_functions.py").write_text(SHIPPED)
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers get the parent's sys.path
+    monkeypatch.setenv("PYJIT_CACHE_DIR", str(tmp_path / "cache"))
+    module = importlib.import_module("shipped_functions")
+    yield module
+    sys.modules.pop("shipped_functions", None)
+
+
+def test_compiled_functions_and_modules_run_in_a_process_pool(shipped):
+    x = np.linspace(-2, 2, 101)
+    linear = pyjit.nn.Linear(4, 3, dtype=np.float64)
+    compiled_linear = pyjit.compile(linear)
+    inputs = pyjit.tensor(np.arange(8.0).reshape(2, 4))
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        jobs = {name: pool.submit(shipped.call, fn, argument) for name, fn, argument in [
+            ("decorated", shipped.decorated, x), ("compiled_plain", shipped.compiled_plain, x),
+            ("module", compiled_linear, inputs), ("strict", shipped.strict, x)]}
+        for name, expected in [("decorated", np.sin(x) * 2 + 1), ("compiled_plain", np.exp(-x * x) - x),
+                               ("module", linear(inputs).numpy())]:
+            result, graphs, pid = jobs[name].result(timeout=300)
+            assert pid != os.getpid()
+            assert graphs == 1, name  # compiled in the worker, on its first call
+            np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12, err_msg=name)
+        with pytest.raises(pyjit.exc.Unsupported, match="call to print"):  # fullgraph=True travelled too
+            jobs["strict"].result(timeout=300)
+
+
+def test_a_decorated_function_pickles_as_its_module_name(shipped):
+    data = pickle.dumps(shipped.decorated)
+    assert b"shipped_functions" in data and b"decorated" in data
+    assert pickle.loads(data) is shipped.decorated
+    copy = pickle.loads(pickle.dumps(shipped.compiled_plain))  # not a module name: rebuilt
+    assert copy is not shipped.compiled_plain and copy.__wrapped__ is shipped.plain
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(copy(x), shipped.plain(x))
+
+
+def test_functions_optimize_decorates_do_not_pickle():
+    with pytest.raises(pickle.PicklingError, match="not made by pyjit.compile"):
+        pickle.dumps(pyjit.optimize("eager")(cosine))
+    assert pickle.loads(pickle.dumps(pyjit.disable(cosine))).__wrapped__ is cosine

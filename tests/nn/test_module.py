@@ -1,6 +1,7 @@
 """pyjit/nn/module.py: registration, walking the structure, modes, gradients, state."""
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -188,3 +189,13 @@ def test_to_converts_parameters_and_gradients_in_place():
     assert block.scale.dtype == np.float32 and block.count.dtype == np.int64  # integers stay
     with pytest.raises(TypeError, match="floating point or complex"):
         block.to(np.int32)
+
+
+def test_a_compiled_module_pickles_as_its_module_and_compile_arguments():
+    block = Block()
+    compiled = pyjit.compile(block, backend="eager", dynamic=False)
+    travelled = pickle.loads(pickle.dumps(compiled))
+    assert isinstance(travelled, nn.CompiledModule) and travelled._orig_mod is not block
+    assert travelled._rebuild.keywords["backend"] == "eager" and travelled._rebuild.keywords["dynamic"] is False
+    x = pyjit.tensor(np.array([[1.0, -2.0]]))
+    np.testing.assert_array_equal(travelled(x).numpy(), block(x).numpy())

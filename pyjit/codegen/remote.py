@@ -1,0 +1,270 @@
+"""A kernel cache shared by many machines through a Redis server, behind the disk cache.
+
+NOTE(remote-cache): with `config.remote_cache = "redis://HOST:PORT/DB"`
+(PYJIT_REMOTE_CACHE), `build.load` looks a kernel up, after this process's table and
+the disk cache (NOTE(kernel-cache)), under `pyjit:kernel:<disk cache key>` in Redis;
+a kernel it compiles is stored there. A fetched library is written to the disk cache
+as if it had been compiled here, so the disk cache stays the first level.
+
+Loading a shared library is running its code, so entries are signed: an entry is
+`pyjit-kernel-1` + HMAC-SHA256(key, Redis key + library) + library, the key being the
+bytes of $PYJIT_REMOTE_CACHE_KEY (read when the cache is first used). The Redis key is
+part of what is signed, so a valid entry copied under another key is refused too. An
+entry that is unsigned, tampered with, signed with another key or stored under another
+key is never loaded: it is counted (counters["inductor"]["remote_rejected"]), logged
+(a warning naming the server and the key), the kernel is compiled here, and the entry
+is overwritten with the signed library. Without a key the remote cache is off, with a
+warning. The server is trusted with nothing but availability.
+
+The server is never waited on for long: every request (connect, send and reply) must
+finish within TIMEOUT seconds. A server that is down, slow, full (Redis refuses
+writes once at maxmemory) or answers nonsense makes the kernel compile locally, warns
+once per process, and the remote cache is left alone for RETRY_AFTER seconds, so later
+compiles do not each wait for the timeout. Redis is spoken to directly (a few lines of
+RESP2 over a socket): the standard library is enough, and no client package is needed.
+
+Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_stores"],
+["remote_rejected"], ["remote_errors"].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import socket
+import threading
+import time
+import urllib.parse
+import warnings
+
+from .. import config, trace
+from ..utils import counters
+
+__all__ = ["RemoteCache", "RemoteError", "fetch", "reset", "store"]
+
+TIMEOUT = 0.5  # seconds one request may take in all
+RETRY_AFTER = 30.0  # seconds the cache is left alone after a failure
+MAX_ENTRY = 256 << 20  # a reply larger than this is refused unread
+_MAGIC = b"pyjit-kernel-1"
+_DIGEST = hashlib.sha256().digest_size
+_FAILED = object()  # what a request to a failing server answers
+
+_lock = threading.Lock()
+_caches: dict[tuple[str, int], RemoteCache | None] = {}  # (url, pid) -> cache; None: off
+_warned: set[str] = set()
+
+
+class RemoteError(OSError):
+    """The server could not be reached, did not answer in time, or answered an error."""
+
+
+def fetch(key: str) -> bytes | None:
+    """The library stored under the disk cache key `key`, verified; None when there is
+    no remote cache, no entry, the server fails, or the entry is refused."""
+    cache = _cache()
+    return cache.fetch(key) if cache is not None else None
+
+
+def store(key: str, library: bytes) -> None:
+    """Share `library` under `key` (signed); a failing server only warns."""
+    cache = _cache()
+    if cache is not None:
+        cache.store(key, library)
+
+
+def reset() -> None:
+    """Forget the connections and warnings of this process (the next use reads the
+    configuration again)."""
+    with _lock:
+        for cache in _caches.values():
+            if cache is not None:
+                cache.close()
+        _caches.clear()
+        _warned.clear()
+
+
+def _cache() -> RemoteCache | None:
+    url = config.remote_cache
+    if not url:
+        return None
+    with _lock:
+        index = (url, os.getpid())  # a forked child must not share its parent's socket
+        if index not in _caches:
+            _caches[index] = _open_cache(url)
+        return _caches[index]
+
+
+def _open_cache(url: str) -> RemoteCache | None:
+    secret = os.environ.get("PYJIT_REMOTE_CACHE_KEY", "")
+    if not secret:
+        _warn_once("no key", f"pyjit: the remote kernel cache {url} is off: set PYJIT_REMOTE_CACHE_KEY to the "
+                             f"key its entries are signed with (NOTE(remote-cache))")
+        return None
+    try:
+        return RemoteCache(url, secret.encode())
+    except ValueError as error:
+        _warn_once("bad url", f"pyjit: the remote kernel cache is off: {error}")
+        return None
+
+
+def _warn_once(what: str, message: str) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        warnings.warn(message, stacklevel=5)
+
+
+class RemoteCache:
+    """Signed kernel entries on one Redis server (NOTE(remote-cache))."""
+
+    def __init__(self, url: str, secret: bytes):
+        self.host, self.port, self.db, self.password = _parse(url)
+        # What warnings and trace events show: no password.
+        self.url = url.replace(f":{self.password}@", ":***@") if self.password else url
+        self._secret = secret
+        self._connection: _Connection | None = None
+        self._down_until = 0.0
+
+    def fetch(self, key: str) -> bytes | None:
+        name = f"pyjit:kernel:{key}"
+        entry = self._request(b"GET", name.encode())
+        if entry is _FAILED:
+            return None
+        if entry is None:
+            counters["inductor"]["remote_misses"] += 1
+            return None
+        library = self._verified(name, entry)
+        if library is None:
+            counters["inductor"]["remote_rejected"] += 1
+            trace.emit("remote_rejected", server=self.url, key=name)
+            warnings.warn(f"pyjit: refused the entry {name} of the remote kernel cache {self.url}: it is not "
+                          f"signed with this PYJIT_REMOTE_CACHE_KEY (tampered with, foreign or unsigned); "
+                          f"the kernel is compiled here and the entry overwritten", stacklevel=4)
+            return None
+        counters["inductor"]["remote_hits"] += 1
+        return library
+
+    def store(self, key: str, library: bytes) -> None:
+        name = f"pyjit:kernel:{key}"
+        if self._request(b"SET", name.encode(), self._signed(name, library)) is not _FAILED:
+            counters["inductor"]["remote_stores"] += 1
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _signed(self, name: str, library: bytes) -> bytes:
+        mac = hmac.new(self._secret, name.encode() + b"\0" + library, hashlib.sha256).digest()
+        return _MAGIC + mac + library
+
+    def _verified(self, name: str, entry: bytes) -> bytes | None:
+        if not isinstance(entry, bytes) or not entry.startswith(_MAGIC):
+            return None
+        library = entry[len(_MAGIC) + _DIGEST:]
+        expected = self._signed(name, library)
+        return library if hmac.compare_digest(expected, entry) else None
+
+    def _request(self, *command: bytes):
+        """The reply to `command`, or _FAILED when the server failed (warned once)."""
+        if time.monotonic() < self._down_until:
+            return _FAILED
+        try:
+            if self._connection is None:
+                self._connection = _Connection(self.host, self.port, TIMEOUT)
+                if self.password is not None:
+                    self._connection.call(b"AUTH", self.password.encode())
+                if self.db:
+                    self._connection.call(b"SELECT", str(self.db).encode())
+            return self._connection.call(*command)
+        except (OSError, ValueError) as error:
+            self.close()
+            self._down_until = time.monotonic() + RETRY_AFTER
+            counters["inductor"]["remote_errors"] += 1
+            trace.emit("remote_error", server=self.url, error=str(error))
+            _warn_once(f"down {self.url}", f"pyjit: the remote kernel cache {self.url} failed ({error}); kernels "
+                                           f"compile locally, and it is tried again in {RETRY_AFTER:g} s")
+            return _FAILED
+
+
+def _parse(url: str) -> tuple[str, int, int, str | None]:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "redis" or not parts.hostname:
+        raise ValueError(f"config.remote_cache {url!r} is not a redis://HOST:PORT/DB address")
+    path = parts.path.strip("/")
+    if path and not path.isdigit():
+        raise ValueError(f"config.remote_cache {url!r}: the database {path!r} is not a number")
+    return parts.hostname, parts.port or 6379, int(path or 0), parts.password
+
+
+class _Connection:
+    """One Redis connection speaking RESP2; every call finishes within `timeout` seconds
+    or raises RemoteError (an error reply too, e.g. OOM when the server is full)."""
+
+    def __init__(self, host: str, port: int, timeout: float):
+        self.timeout = timeout
+        self._buffer = b""
+        try:
+            self._socket = socket.create_connection((host, port), timeout=timeout)
+        except OSError as error:
+            raise RemoteError(f"cannot connect to {host}:{port}: {error}") from None
+
+    def close(self) -> None:
+        self._socket.close()
+
+    def call(self, *arguments: bytes):
+        deadline = time.monotonic() + self.timeout
+        message = b"*%d\r\n" % len(arguments) + b"".join(b"$%d\r\n%s\r\n" % (len(part), part)
+                                                         for part in arguments)
+        self._socket.settimeout(self.timeout)
+        self._socket.sendall(message)
+        return self._reply(deadline)
+
+    def _reply(self, deadline: float):
+        line = self._line(deadline)
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return rest
+        if kind == b"-":
+            raise RemoteError(rest.decode(errors="replace"))
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            size = int(rest)
+            if size < 0:
+                return None
+            if size > MAX_ENTRY:
+                raise RemoteError(f"an entry of {size} bytes is over the limit of {MAX_ENTRY}")
+            data = self._read(size + 2, deadline)
+            return data[:-2]
+        if kind == b"*":
+            count = int(rest)
+            return None if count < 0 else [self._reply(deadline) for _ in range(count)]
+        raise RemoteError(f"the server's reply {line[:40]!r} is not RESP")
+
+    def _line(self, deadline: float) -> bytes:
+        while b"\r\n" not in self._buffer:
+            if len(self._buffer) > 65536:
+                raise RemoteError("the server's reply line is too long")
+            self._receive(deadline)
+        line, self._buffer = self._buffer.split(b"\r\n", 1)
+        return line
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        while len(self._buffer) < size:
+            self._receive(deadline)
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+    def _receive(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RemoteError(f"no reply within {self.timeout:g} s")
+        self._socket.settimeout(remaining)
+        try:
+            chunk = self._socket.recv(1 << 20)
+        except TimeoutError:
+            raise RemoteError(f"no reply within {self.timeout:g} s") from None
+        if not chunk:
+            raise RemoteError("the server closed the connection")
+        self._buffer += chunk

@@ -1,0 +1,262 @@
+"""pyjit.codegen.remote: kernels shared through a real redis-server (NOTE(remote-cache))."""
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import pyjit
+from pyjit import config
+from pyjit.codegen import build, remote
+from pyjit.utils import counters
+
+if shutil.which("cc") is None and shutil.which("gcc") is None:
+    pytest.skip("no C compiler", allow_module_level=True)
+
+REDIS = shutil.which("redis-server")
+needs_redis = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (Debian package redis-server; "
+                                                       "scripts/system_deps.sh installs it)")
+SECRET = "test-signing-key"
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(pyjit.__file__))
+KERNEL = """\
+#include <stdint.h>
+void scale(char *const *buffers, const int64_t *sizes) {
+  const double *x = (const double *)buffers[0];
+  double *out = (double *)buffers[1];
+  for (int64_t i = 0; i < sizes[0]; ++i) out[i] = x[i] * FACTOR;
+}
+"""
+
+
+def source(factor):
+    return KERNEL.replace("FACTOR", f"{factor:.1f}")
+
+
+def factor_of(library):
+    x, out = np.arange(1.0, 5.0), np.empty(4)
+    library.kernel("scale", 2, 1)(x, out, 4)
+    (factor,) = set(out / x)
+    return factor
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of this test's own on a loopback port, keeping nothing on disk."""
+
+    def __init__(self, directory):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/3"
+        self.process = subprocess.Popen([REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                         "--appendonly", "no", "--dir", str(directory)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.call(b"PING")
+                return
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+
+    def call(self, *arguments: bytes):
+        connection = remote._Connection("127.0.0.1", self.port, 5.0)
+        try:
+            connection.call(b"SELECT", b"3")
+            return connection.call(*arguments)
+        finally:
+            connection.close()
+
+    def entries(self) -> dict[bytes, bytes]:
+        return {name: self.call(b"GET", name) for name in self.call(b"KEYS", b"pyjit:*")}
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    server = RedisServer(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def use_remote(tmp_path, monkeypatch):
+    """use_remote(url, directory name) -> points this process at a remote cache and a
+    fresh disk cache, forgetting what it loaded; the counters start at 0."""
+    monkeypatch.setenv("PYJIT_REMOTE_CACHE_KEY", SECRET)
+    with contextlib.ExitStack() as patches:
+
+        def use(url, name="cache"):
+            build.reset()
+            counters.pop("inductor", None)
+            patches.enter_context(config.patch(cache_dir=str(tmp_path / name), remote_cache=url))
+
+        yield use
+    build.reset()
+
+
+def remote_counts():
+    return {name: value for name, value in counters["inductor"].items() if name != "compiler_probes"}
+
+
+CHILD = textwrap.dedent("""
+    import json, numpy as np, pyjit
+    from pyjit.utils import counters
+
+    @pyjit.compile
+    def softplus_ish(x, y):
+        return np.log1p(np.exp(x)) * y + np.sin(y)
+
+    x = np.linspace(-3, 3, 1000)
+    result = softplus_ish(x, x[::-1].copy())
+    print(json.dumps({"counters": dict(counters["inductor"]), "result": result.tobytes().hex()}))
+""")
+
+
+def run_child(tmp_path, name, url):
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / name), "PYJIT_REMOTE_CACHE": url,
+                   "PYJIT_REMOTE_CACHE_KEY": SECRET, "PYTHONPATH": PACKAGE_PARENT}
+    result = subprocess.run([sys.executable, "-P", "-W", "error", "-c", CHILD], capture_output=True, text=True,
+                            env=environment, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@needs_redis
+def test_a_second_machine_compiles_nothing(redis_server, tmp_path):
+    first = run_child(tmp_path, "machine-a", redis_server.url)
+    assert first["counters"]["compiles"] >= 1
+    assert first["counters"]["remote_stores"] == first["counters"]["compiles"]
+    assert len(redis_server.entries()) == first["counters"]["compiles"]
+
+    second = run_child(tmp_path, "machine-b", redis_server.url)  # its own, empty, disk cache
+    assert second["counters"].get("compiles", 0) == 0
+    assert second["counters"]["remote_hits"] == first["counters"]["compiles"]
+    assert second["result"] == first["result"]  # bit for bit
+
+    again = run_child(tmp_path, "machine-b", redis_server.url)  # the disk cache is the first level
+    assert again["counters"].get("remote_hits", 0) == 0 and again["counters"]["disk_hits"] >= 1
+    assert again["result"] == first["result"]
+
+
+def tampered(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
+    return name, entry[:-100] + bytes([entry[-100] ^ 1]) + entry[-99:]
+
+
+def foreign(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
+    library = entry[len(remote._MAGIC) + 32:]
+    return name, remote.RemoteCache(server.url, b"someone else's key")._signed(name.decode(), library)
+
+
+def unsigned(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
+    return name, entry[len(remote._MAGIC) + 32:]
+
+
+@needs_redis
+@pytest.mark.parametrize("spoil", [tampered, foreign, unsigned])
+def test_an_entry_not_signed_with_our_key_is_recompiled_logged_and_overwritten(redis_server, use_remote, spoil):
+    use_remote(redis_server.url, "machine-a")
+    build.load(source(3))
+    ((name, entry),) = redis_server.entries().items()
+    name, bad = spoil(entry, name, redis_server)
+    redis_server.call(b"SET", name, bad)
+
+    use_remote(redis_server.url, "machine-b")
+    with pytest.warns(UserWarning, match=f"refused the entry {name.decode()} of the remote kernel cache"):
+        library = build.load(source(3))
+    assert factor_of(library) == 3.0
+    assert remote_counts() == {"remote_rejected": 1, "compiles": 1, "remote_stores": 1}
+    assert redis_server.entries()[name] == entry  # overwritten with the signed library
+
+
+@needs_redis
+def test_an_entry_is_bound_to_its_key(redis_server, use_remote):
+    use_remote(redis_server.url, "machine-a")
+    build.load(source(2))
+    build.load(source(5))
+    entries = redis_server.entries()
+    # Put the (validly signed) entry of one kernel under the other kernel's name.
+    for name in entries:
+        other = next(key for key in entries if key != name)
+        redis_server.call(b"SET", name, entries[other])
+    use_remote(redis_server.url, "machine-b")
+    with pytest.warns(UserWarning, match="refused the entry"):
+        assert factor_of(build.load(source(2))) == 2.0
+        assert factor_of(build.load(source(5))) == 5.0
+    assert remote_counts()["remote_rejected"] == 2 and remote_counts()["compiles"] == 2
+
+
+def kill(server):
+    server.stop()
+
+
+def fill(server):
+    server.call(b"CONFIG", b"SET", b"maxmemory-policy", b"noeviction")
+    server.call(b"CONFIG", b"SET", b"maxmemory", b"1")  # every write is refused: OOM
+
+
+@needs_redis
+@pytest.mark.parametrize("failure", [kill, fill])
+def test_a_server_that_dies_or_fills_up_mid_run_leaves_local_compiles(redis_server, use_remote, failure):
+    use_remote(redis_server.url)
+    assert factor_of(build.load(source(1))) == 1.0
+    failure(redis_server)
+    with pytest.warns(UserWarning, match=f"the remote kernel cache {redis_server.url} failed") as warned:
+        assert factor_of(build.load(source(6))) == 6.0
+        assert factor_of(build.load(source(7))) == 7.0
+    assert len(warned) == 1  # once per process
+    assert remote_counts()["compiles"] == 3
+    assert remote_counts()["remote_errors"] == 1  # then left alone for RETRY_AFTER seconds
+
+
+def test_a_server_that_never_answers_times_out(use_remote, monkeypatch):
+    monkeypatch.setattr(remote, "TIMEOUT", 0.2)
+    with socket.socket() as silent:  # accepts connections (the backlog) and says nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        use_remote(f"redis://127.0.0.1:{silent.getsockname()[1]}/0")
+        with pytest.warns(UserWarning, match="no reply within 0.2 s"):
+            assert factor_of(build.load(source(8))) == 8.0
+    assert remote_counts() == {"remote_errors": 1, "compiles": 1}
+
+
+def test_without_a_key_the_remote_cache_is_off(use_remote, monkeypatch):
+    use_remote(f"redis://127.0.0.1:{free_port()}/0")
+    monkeypatch.delenv("PYJIT_REMOTE_CACHE_KEY")
+    with pytest.warns(UserWarning, match="is off: set PYJIT_REMOTE_CACHE_KEY"):
+        assert factor_of(build.load(source(4))) == 4.0
+    assert remote_counts() == {"compiles": 1}  # no connection was tried
+
+
+@pytest.mark.parametrize(("url", "message"), [("http://localhost:6379", "is not a redis://HOST:PORT/DB address"),
+                                              ("redis://localhost:6379/zero", "the database 'zero' is not a number")])
+def test_a_bad_address_is_a_warning(use_remote, url, message):
+    use_remote(url)
+    with pytest.warns(UserWarning, match=message):
+        assert factor_of(build.load(source(9))) == 9.0
+
+
+def test_a_password_is_not_shown(use_remote, monkeypatch):
+    monkeypatch.setattr(remote, "TIMEOUT", 0.2)
+    use_remote(f"redis://:hunter2@127.0.0.1:{free_port()}/0")
+    with pytest.warns(UserWarning, match=r"redis://:\*\*\*@127\.0\.0\.1") as warned:
+        assert factor_of(build.load(source(10))) == 10.0
+    assert "hunter2" not in str(warned[0].message)
