@@ -82,13 +82,15 @@ def test_equal_dtypes_that_are_not_numpys_cached_objects_are_compiled_inputs(rng
     assert eager_calls == []
 
 
-def test_autograd_tensors_take_the_tape_path(rng):
+def test_autograd_tensors_run_compiled_forward_and_backward_graphs(rng):
     x = rng.standard_normal(5)
     graph_module = module(lambda v: ops.sum(chain(v)), TensorMeta(x.shape, np.float64))
-    compiled = inductor(graph_module, x)
     tensor = pyjit.tensor(x, requires_grad=True)
+    compiled = inductor(graph_module, tensor)
     result = compiled(tensor)
     assert isinstance(result, pyjit.Tensor) and result.requires_grad
+    assert result.grad_fn.name() == "CompiledFunctionBackward"  # NOTE(aot-node)
+    assert compiled.compiled[(True,)].forward.kernels and compiled.compiled[(True,)].backward.kernels
     result.backward()
     expected = np.cos(2 * x) - 2 * x * np.exp(-x * x)
     np.testing.assert_allclose(tensor.grad.numpy(), expected, rtol=1e-12)
@@ -99,15 +101,15 @@ def test_tensors_that_record_no_gradient_run_the_kernels(rng):
     graph_module = module(lambda t, a: (chain(t), ops.sin(a)), TensorMeta(x.shape, np.float64),
                           TensorMeta(y.shape, np.float64))
     compiled = inductor(graph_module, pyjit.tensor(x), y)
-    assert compiled.kernels  # compiled for the tensors' arrays
     for tensor in (pyjit.tensor(x), pyjit.tensor(x, requires_grad=True)):
         with pyjit.no_grad():
             from_tensor, from_array = compiled(tensor, y)
         assert type(from_tensor) is pyjit.Tensor and not from_tensor.requires_grad
         assert type(from_array) is np.ndarray  # as the ops give: it depends on no tensor
         np.testing.assert_allclose(from_tensor.numpy(), chain(x), rtol=1e-12)
-    recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: the tape
-    assert recorded.grad_fn is not None
+    assert compiled.inference.compiled.kernels  # compiled for the tensors' arrays
+    recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: AOTAutograd
+    assert recorded.grad_fn.name() == "CompiledFunctionBackward"
 
 
 def test_a_chain_of_hundreds_of_ops_compiles_or_runs_eagerly_without_noise(rng):
