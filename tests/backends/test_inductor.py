@@ -327,3 +327,29 @@ def test_output_code_logs_the_generated_c_and_glue(capsys):
     assert "[pyjit.output_code] graph forward" in err
     assert "void g0_kernel0(" in err and "def run(" in err
     assert not logging.getLogger("pyjit.output_code").isEnabledFor(logging.DEBUG)
+
+
+def test_the_backward_of_a_chain_and_the_reduction_it_feeds_is_one_kernel(rng):
+    x, b = rng.standard_normal((64, 32)), rng.standard_normal(32)
+    graph_module = module(lambda x, b: ops.sum(ops.tanh(ops.multiply(ops.sin(x), b))),
+                          TensorMeta(x.shape, np.float64), TensorMeta(b.shape, np.float64))
+    bias = pyjit.tensor(b, requires_grad=True)
+    compiled = inductor(graph_module, pyjit.tensor(x), bias)
+    compiled(pyjit.tensor(x), bias).backward()
+    (kernel,) = compiled.compiled[(False, True)].backward.kernels  # min-cut: sin, tanh recomputed in it
+    assert "sum" not in compiled.compiled[(False, True)].backward.glue  # the reduction is in the kernel
+    inner = np.tanh(np.sin(x) * b)
+    np.testing.assert_allclose(bias.grad.numpy(), ((1 - inner ** 2) * np.sin(x)).sum(axis=0), rtol=1e-12)
+
+
+def test_matmul_backward_goes_to_blas_between_fused_kernels(rng):
+    x, w = rng.standard_normal((8, 16)), rng.standard_normal((16, 4))
+    graph_module = module(lambda x, w: ops.sum(ops.exp(ops.matmul(x, w))), TensorMeta(x.shape, np.float64),
+                          TensorMeta(w.shape, np.float64))
+    weight = pyjit.tensor(w, requires_grad=True)
+    compiled = inductor(graph_module, pyjit.tensor(x), weight)
+    compiled(pyjit.tensor(x), weight).backward()
+    backward = compiled.compiled[(False, True)].backward
+    assert backward.kernels and all("matmul(" not in str(kernel) for kernel in backward.kernels)
+    assert [node.target.name for node in backward.graph_module.graph.calls()].count("matmul") == 1
+    np.testing.assert_allclose(weight.grad.numpy(), x.T @ np.exp(x @ w), rtol=1e-12)
