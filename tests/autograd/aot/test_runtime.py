@@ -20,8 +20,15 @@ def fresh():
 
 
 def compiled(fn, partitioner="default", **kwargs):
-    with pyjit.config.patch(aot_partitioner=partitioner):
-        return pyjit.compile(fn, backend="aot_eager", **kwargs)
+    """`fn` compiled with aot_eager; the partitioner is read when a graph is compiled,
+    at a call, so each call runs under it."""
+    inner = pyjit.compile(fn, backend="aot_eager", **kwargs)
+
+    def run(*args):
+        with pyjit.config.patch(aot_partitioner=partitioner):
+            return inner(*args)
+
+    return run
 
 
 def leaf(values, requires_grad=True):
