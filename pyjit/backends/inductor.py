@@ -24,7 +24,7 @@ import warnings
 
 from .. import config, logs
 from ..autograd import Tensor
-from ..autograd.aot import aot_function
+from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import build
 from ..codegen.c_renderer import render_unit
 from ..codegen.lowering import Unsupported
@@ -104,11 +104,9 @@ def _on_tensors(graph_module, compiled, examples: list):
     (NOTE(aot-runtime))."""
     if compiled is graph_module:
         return graph_module
-    tensor_inputs = {node for node, example in zip(graph_module.graph.placeholders, examples)
-                     if isinstance(example, Tensor)}
     output = graph_module.graph.output_node.args[0]
     single = isinstance(output, Node)
-    wrap = [_depends_on(node, tensor_inputs) for node in ([output] if single else output)]
+    wrap = tensor_outputs(graph_module.graph, examples, [output] if single else output)
 
     def run(*args):
         results = compiled(*(arg._array if isinstance(arg, Tensor) else arg for arg in args))
@@ -118,18 +116,6 @@ def _on_tensors(graph_module, compiled, examples: list):
 
     run.kernels, run.graph_module = compiled.kernels, graph_module
     return run
-
-
-def _depends_on(node: Node, inputs: set) -> bool:
-    seen, todo = set(), [node]
-    while todo:
-        current = todo.pop()
-        if current in inputs:
-            return True
-        if current not in seen:
-            seen.add(current)
-            todo.extend(current.inputs())
-    return False
 
 
 def compile_graphs(items) -> list:

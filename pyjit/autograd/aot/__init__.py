@@ -9,7 +9,8 @@ imports nothing of frontend, codegen or backends.
 
 from .joint import Joint, JointUnsupported, build_joint
 from .partition import PARTITIONERS, Partition, partition
-from .runtime import AOTFunction, CompiledFunctionBackward, aot_function
+from .runtime import AOTFunction, CompiledFunctionBackward, aot_function, tensor_outputs
 
 __all__ = ["AOTFunction", "CompiledFunctionBackward", "Joint", "JointUnsupported", "PARTITIONERS", "Partition",
-           "aot_function", "build_joint", "partition"]
+           "aot_function", "build_joint", "partition",
+           "tensor_outputs"]

@@ -109,7 +109,7 @@ class _Compiled:
         fw_compiler, bw_compiler = owner.compilers
         self.forward = fw_compiler(self.forward_module, arrays)
         self.backward = bw_compiler(self.backward_module, None)
-        self.tensor_outputs = [_depends_on_tensor(value, graph, examples) for value in kept]
+        self.tensor_outputs = tensor_outputs(graph, examples, kept)
         self.primal_index = {node: index for index, node in enumerate(joint.primals)}
         output_index = {}
         for index, value in enumerate(joint.outputs):
@@ -177,13 +177,18 @@ def _view_of_input(value) -> bool:
     return isinstance(value, Node) and value.kind == "placeholder"
 
 
-def _depends_on_tensor(value, graph, examples) -> bool:
-    """Whether an output is computed from a Tensor input (then the ops make it a Tensor)."""
+def tensor_outputs(graph, examples, values) -> list[bool]:
+    """For each of `values` (nodes of `graph`, or constants), whether it is computed from
+    an input whose example is a Tensor: the ops then make it a Tensor."""
     tensors = {node for node, example in zip(graph.placeholders, examples) if isinstance(example, Tensor)}
+    return [_reaches(value, tensors) for value in values]
+
+
+def _reaches(value, inputs: set) -> bool:
     seen, todo = set(), [value] if isinstance(value, Node) else []
     while todo:
         node = todo.pop()
-        if node in tensors:
+        if node in inputs:
             return True
         if node not in seen:
             seen.add(node)
