@@ -30,9 +30,7 @@ class JointUnsupported(Exception):
 class Joint:
     graph: Graph
     primals: list[Node]            # the forward's inputs, in order
-    requires_grad: list[bool]      # per primal
     outputs: list                  # the forward's outputs (nodes or constants), in order
-    single: bool                   # the forward returns one value, not a tuple
     differentiable: list[bool]     # per output: it gets a tangent and a grad_fn
     tangents: list[Node]           # one per differentiable output, in order
     grads: list[Node | None]       # per primal: its gradient, None where none flows
@@ -51,8 +49,7 @@ def build_joint(forward: Graph, requires_grad: list[bool]) -> Joint:
     whether placeholder i is a tensor that requires grad."""
     requiring_forward = _requiring(forward, requires_grad)
     output = forward.output_node.args[0]
-    single = isinstance(output, Node)
-    outputs = [output] if single else list(output)
+    outputs = [output] if isinstance(output, Node) else list(output)
     differentiable = [isinstance(value, Node) and value in requiring_forward for value in outputs]
     joint = Graph("joint", shape_env=forward.shape_env)
     copies: dict[Node, Node] = {}
@@ -75,7 +72,7 @@ def build_joint(forward: Graph, requires_grad: list[bool]) -> Joint:
     joint.output((*outputs, *[grad for grad in grads if grad is not None]))
     joint.eliminate_dead_code()
     joint.lint()
-    return Joint(joint, primals, list(requires_grad), outputs, single, differentiable, tangents, grads)
+    return Joint(joint, primals, outputs, differentiable, tangents, grads)
 
 
 def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:

@@ -76,10 +76,6 @@ class AOTFunction:
         self.compiled[mask] = compiled
         return compiled
 
-    @property
-    def forward_graphs(self) -> list:
-        return [compiled.forward_module for compiled in self.compiled.values() if compiled is not None]
-
 
 def _mask(args) -> tuple:
     return tuple(isinstance(arg, Tensor) and arg._requires_grad for arg in args)
@@ -138,9 +134,7 @@ class _Compiled:
                 wrapped.append(_new(value) if tensor else value)
         node.keep(self._saved(args, results, wrapped))
         if self.views is not None:
-            views = self.views(*args)
-            views = (views,) if len(self.aliases) == 1 and not isinstance(views, tuple) else views
-            for index, view in zip(self.aliases, views):
+            for index, view in zip(self.aliases, self.views(*args)):
                 wrapped.insert(index, view)
         return wrapped[0] if self.single else tuple(wrapped)
 

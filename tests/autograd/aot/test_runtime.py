@@ -232,3 +232,23 @@ def test_aot_graphs_logs_show_the_graphs_and_the_saved_bytes(caplog):
     for part in ("joint graph:", "def joint(x, tangents_0):", "forward graph:", "backward graph:",
                  "saved values, 64 bytes:", "f64[8] (64 bytes)"):
         assert part in text
+
+
+def test_a_graph_the_joint_graph_cannot_model_runs_on_the_tape():
+    from pyjit.autograd.aot import aot_function
+    from pyjit.graph import Graph, GraphModule, TensorMeta
+    import pyjit.ops as ops
+
+    graph = Graph()
+    x, low = (graph.placeholder(name, TensorMeta((3,), np.float64)) for name in ("x", "low"))
+    graph.output(ops.clip(x, a_min=low))  # a keyword argument that requires grad
+    module = GraphModule(graph)
+    args = (leaf([1.0, -2.0, 3.0], requires_grad=False), leaf([0.0, 0.0, 0.0]))
+    before = counters["aot"]["tape_fallbacks"]
+    compiled = aot_function(module, args, fw_compiler=lambda gm, _: gm, bw_compiler=lambda gm, _: gm)
+    assert counters["aot"]["tape_fallbacks"] == before + 1
+    with pytest.raises(RuntimeError, match="gradients flow to positional arguments only") as compiled_error:
+        compiled(*args)
+    with pytest.raises(RuntimeError) as tape_error:
+        module(*args)
+    assert str(tape_error.value) == str(compiled_error.value)
