@@ -41,8 +41,10 @@ _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where
 # ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
 ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
                           if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
+# Tensor methods that update in place, as their operators (NOTE(functionalisation)).
+_INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
-TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, "reshape", "view", "transpose", "permute"})
+TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
 # ndarray attributes read from the meta, which the array guard covers.
 _META_ATTRIBUTES = {
     "shape": lambda meta: tuple(meta.shape), "ndim": lambda meta: meta.ndim, "dtype": lambda meta: meta.dtype,
@@ -269,6 +271,10 @@ def _parameters(fn) -> inspect.Signature | None:
 
 def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`tensor.name(*args, **kwargs)` as pyjit/autograd/methods.py defines it."""
+    if name in _INPLACE_METHODS:
+        if len(args) != 1 or kwargs:
+            raise Break("unsupported", f"Tensor.{name} with arguments other than one operand is not captured")
+        return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, args[0])
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
@@ -577,11 +583,12 @@ def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
     raise Break("unsupported", f"operator {symbol} on a {type(left).__name__} and a {type(right).__name__}")
 
 
-# NOTE(functionalisation): `x += y` (and -=, *=, /=, //=, %=, **=, &=, |=, ^=) on an array
-# the graph computed is recorded as the out-of-place op, and the value `x` is made to
-# stand for the result (every name, item or attribute holding it sees the change, as
-# they would see the array change in place), cast back to x's dtype as NumPy's in-place
-# ufuncs do (same_kind casting). The graph stays functional: no node writes into
+# NOTE(functionalisation): `x += y` (and -=, *=, /=, //=, %=, **=, &=, |=, ^=, and a
+# Tensor's add_, sub_, mul_, div_ with one operand) on an array the graph computed is
+# recorded as the out-of-place op, and the value `x` is made to stand for the result
+# (every name, item or attribute holding it sees the change, as they would see the
+# array change in place), cast back to x's dtype as NumPy's in-place ufuncs do
+# (same_kind casting). The graph stays functional: no node writes into
 # another's memory. What that cannot model breaks the graph instead:
 #   * an input of the compiled code (the write would reach the caller's array);
 #   * a view, or an array a view was taken of (the write would show through the view);

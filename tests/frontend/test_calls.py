@@ -359,3 +359,33 @@ def test_in_place_on_a_tensor_an_op_already_read_breaks():
     assert any("a pyjit.Tensor an op has already read" in key for key in counters["graph_break"])
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.backward()
+
+
+def test_tensor_in_place_methods_are_functional_ops_too():
+    def f(w):
+        x = w * 2
+        x.add_(1).mul_(w)
+        x.sub_(0.5)
+        x.div_(2.0)
+        return x.sum()
+
+    pyjit.reset()
+    counters.clear()
+    w, tape_w = pyjit.tensor(np.arange(3.0), requires_grad=True), pyjit.tensor(np.arange(3.0), requires_grad=True)
+    out = pyjit.compile(f, backend="aot_eager")(w)
+    assert not counters["graph_break"] and out.grad_fn.name() == "CompiledFunctionBackward"
+    out.backward()
+    want = f(tape_w)
+    want.backward()
+    assert out.item() == want.item()
+    np.testing.assert_array_equal(w.grad.numpy(), tape_w.grad.numpy())
+
+
+def test_an_in_place_method_on_a_leaf_that_requires_grad_gives_the_tapes_error():
+    def f(w):
+        w.add_(1)
+        return w
+
+    pyjit.reset()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        pyjit.compile(f, backend="aot_eager")(pyjit.tensor(np.arange(3.0), requires_grad=True))
