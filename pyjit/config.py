@@ -46,6 +46,17 @@ unroll_limit = 5000
 A loop that goes past it is a graph break: the graph so far runs and the rest of the
 loop runs in Python."""
 
+aot_partitioner = None
+"""How compiled graphs with inputs that require grad are cut into a forward and a
+backward graph: "default" (save what the backward reads) or "min_cut" (save the
+cheapest set, recompute pointwise chains in the backward: docs/autograd.md). None lets
+the backend choose: `aot_eager` uses "default", `inductor` "min_cut", as torch.compile's do."""
+
+aot_memory_budget = 1.0
+"""For the "min_cut" partitioner: the most it may save, as a fraction of what "default"
+saves; below 1, reductions and then matrix products are recomputed in the backward too
+when that is what it takes (docs/autograd.md, the cost model)."""
+
 
 def _default_cache_dir() -> str:
     if os.environ.get("PYJIT_CACHE_DIR"):

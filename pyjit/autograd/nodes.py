@@ -2,7 +2,9 @@
 
 NOTE(tape-nodes): every node has
   * `kind`: "op" (a registry primitive: its VJP), "function" (an autograd.Function:
-    its backward) or "accumulate_grad" (a leaf: adds the gradient to `.grad`);
+    its backward), "aot" (a compiled graph's call: its compiled backward graph,
+    NOTE(aot-node) in aot/runtime.py) or "accumulate_grad" (a leaf: adds the gradient
+    to `.grad`);
   * `name()`: PyTorch's name for it (MulBackward, SumBackward, AccumulateGrad, …);
   * `next_functions`: one `(node, output_nr)` edge per tensor input, in argument
     order, `(None, 0)` for an input that does not require grad;

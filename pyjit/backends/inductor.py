@@ -22,8 +22,9 @@ import contextlib
 import sys
 import warnings
 
-from .. import logs, trace
-from ..autograd import Tensor, is_grad_enabled
+from .. import config, logs, trace
+from ..autograd import Tensor
+from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import build
 from ..codegen.c_renderer import render_unit
 from ..codegen.lowering import Unsupported
@@ -71,26 +72,43 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     if not any(isinstance(example, Tensor) for example in examples):
         return compile_graphs([(graph_module, examples)])[0]
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
-    compiled = compile_graphs([(graph_module, arrays)])[0]
-    return graph_module if compiled is graph_module else _on_tensors(graph_module, compiled, examples)
+    inference = _Lazy(lambda: _on_tensors(graph_module, compile_graphs([(graph_module, arrays)])[0], examples))
+    return aot_function(graph_module, examples, fw_compiler=_on_arrays, bw_compiler=_on_arrays, inference=inference,
+                        partitioner=config.aot_partitioner or "min_cut", memory_budget=config.aot_memory_budget)
+
+
+def _on_arrays(graph_module, example_inputs):
+    """AOTAutograd's forward and backward graphs (NOTE(aot-runtime)) compute on arrays."""
+    return compile_graphs([(graph_module, list(example_inputs or ()))])[0]
+
+
+class _Lazy:
+    """The no-grad variant of a graph of Tensors, compiled the first time it runs: with
+    guards on grad mode and requires_grad, a graph compiled for training never needs it."""
+
+    def __init__(self, make):
+        self.make, self.compiled = make, None
+
+    def __call__(self, *args):
+        if self.compiled is None:
+            self.compiled = self.make()
+        return self.compiled(*args)
 
 
 def _on_tensors(graph_module, compiled, examples: list):
-    """NOTE(tensor-kernels): a graph of pyjit.Tensor inputs runs its kernels on the
-    tensors' arrays when no gradient is recorded (grad mode off, or no input requires
-    grad): the tape would record nothing, so the result is the same Tensors holding the
+    """NOTE(tensor-kernels): a graph of pyjit.Tensor inputs that records no gradient
+    (grad mode off, or no input requires grad) runs its kernels on the tensors' arrays:
+    the tape would record nothing, so the result is the same Tensors holding the
     kernels' arrays. An output is a Tensor when it depends on a Tensor input, as the ops
-    would make it. Otherwise the graph module runs the ops on the tape (AOT backward
-    graphs are a later step)."""
-    tensor_inputs = {node for node, example in zip(graph_module.graph.placeholders, examples)
-                     if isinstance(example, Tensor)}
+    would make it. With gradients, AOTAutograd runs compiled forward and backward graphs
+    (NOTE(aot-runtime))."""
+    if compiled is graph_module:
+        return graph_module
     output = graph_module.graph.output_node.args[0]
     single = isinstance(output, Node)
-    wrap = [_depends_on(node, tensor_inputs) for node in ([output] if single else output)]
+    wrap = tensor_outputs(graph_module.graph, examples, [output] if single else output)
 
     def run(*args):
-        if is_grad_enabled() and any(isinstance(arg, Tensor) and arg.requires_grad for arg in args):
-            return graph_module(*args)
         results = compiled(*(arg._array if isinstance(arg, Tensor) else arg for arg in args))
         if single:
             return Tensor(results) if wrap[0] else results
@@ -98,18 +116,6 @@ def _on_tensors(graph_module, compiled, examples: list):
 
     run.kernels, run.graph_module = compiled.kernels, graph_module
     return run
-
-
-def _depends_on(node: Node, inputs: set) -> bool:
-    seen, todo = set(), [node]
-    while todo:
-        current = todo.pop()
-        if current in inputs:
-            return True
-        if current not in seen:
-            seen.add(current)
-            todo.extend(current.inputs())
-    return False
 
 
 def compile_graphs(items) -> list:

@@ -183,7 +183,8 @@ class _Glue:
         allocated = set()
         loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep)
                   for name, param in zip(step.buffers, step.kernel.buffers) if not param.output}
-        for step in self.schedule.steps:
+        freed = self._last_uses()
+        for index, step in enumerate(self.schedule.steps):
             if isinstance(step, KernelStep):
                 for name, param in zip(step.buffers, step.kernel.buffers):
                     if param.output and name not in allocated:
@@ -201,6 +202,31 @@ class _Glue:
                 self._emit(f"{name} = {target}({', '.join(args)})")
                 if name in loaded:
                     self._emit(f"{name} = asarray({name}, order='C')")
+            if freed.get(index):
+                self._emit(f"del {', '.join(freed[index])}")
+
+    def _last_uses(self) -> dict[int, list[str]]:
+        """Step index -> the values to drop after it: those it is the last step to read
+        or write, which are neither inputs nor outputs. As the printed graphs do
+        (NOTE(printed-code)), so the glue holds no more intermediates at once than the
+        graph needs (a backward graph's buffers would otherwise all live until it returns)."""
+        kept = set(self.params)
+        map_nodes(self.graph.output_node.args[0], lambda node: kept.add(self.schedule.names.get(node)))
+        last: dict[str, int] = {}
+        for index, step in enumerate(self.schedule.steps):
+            if isinstance(step, KernelStep):
+                names = list(step.buffers)
+            else:
+                names = [self.schedule.names[step.node]]
+                map_nodes((step.node.args, step.node.kwargs),
+                          lambda node: names.append(self.schedule.names.get(node)))
+            for name in names:
+                if name is not None and name not in kept:
+                    last[name] = index
+        freed: dict[int, list[str]] = {}
+        for name, index in last.items():
+            freed.setdefault(index, []).append(name)
+        return freed
 
     def _shape(self, shape: tuple) -> str:
         items = [canonical(size).python() if isinstance(size, SymInt) else str(size) for size in shape]

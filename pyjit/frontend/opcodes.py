@@ -23,7 +23,7 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, consume, iterate, load_attr, subscript
+from .calls import binary, call, consume, inplace_binary, iterate, load_attr, subscript
 from .side_effects import build_dict, build_set
 from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
 
@@ -217,11 +217,13 @@ def _binary_op(tracer, instr):
     symbol = _NB_OPS[instr.arg]
     right = tracer.pop()
     left = tracer.pop()
+    if symbol.endswith("=") and isinstance(left, ArrayValue):
+        tracer.push(inplace_binary(tracer, symbol[:-1], left, right))  # NOTE(functionalisation)
+        return
     if symbol.endswith("="):
         if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
             raise Break("unsupported", f"in-place operator {symbol} on a {type(left).__name__}",
-                        hint="in-place updates of arrays and lists are captured in a later version; write "
-                             "x = x + y")
+                        hint="in-place updates of lists are captured in a later version; write x = x + y")
         symbol = symbol[:-1]
     tracer.push(binary(tracer, symbol, left, right))
 

@@ -82,13 +82,15 @@ def test_equal_dtypes_that_are_not_numpys_cached_objects_are_compiled_inputs(rng
     assert eager_calls == []
 
 
-def test_autograd_tensors_take_the_tape_path(rng):
+def test_autograd_tensors_run_compiled_forward_and_backward_graphs(rng):
     x = rng.standard_normal(5)
     graph_module = module(lambda v: ops.sum(chain(v)), TensorMeta(x.shape, np.float64))
-    compiled = inductor(graph_module, x)
     tensor = pyjit.tensor(x, requires_grad=True)
+    compiled = inductor(graph_module, tensor)
     result = compiled(tensor)
     assert isinstance(result, pyjit.Tensor) and result.requires_grad
+    assert result.grad_fn.name() == "CompiledFunctionBackward"  # NOTE(aot-node)
+    assert compiled.compiled[(True,)].forward.kernels and compiled.compiled[(True,)].backward.kernels
     result.backward()
     expected = np.cos(2 * x) - 2 * x * np.exp(-x * x)
     np.testing.assert_allclose(tensor.grad.numpy(), expected, rtol=1e-12)
@@ -99,15 +101,15 @@ def test_tensors_that_record_no_gradient_run_the_kernels(rng):
     graph_module = module(lambda t, a: (chain(t), ops.sin(a)), TensorMeta(x.shape, np.float64),
                           TensorMeta(y.shape, np.float64))
     compiled = inductor(graph_module, pyjit.tensor(x), y)
-    assert compiled.kernels  # compiled for the tensors' arrays
     for tensor in (pyjit.tensor(x), pyjit.tensor(x, requires_grad=True)):
         with pyjit.no_grad():
             from_tensor, from_array = compiled(tensor, y)
         assert type(from_tensor) is pyjit.Tensor and not from_tensor.requires_grad
         assert type(from_array) is np.ndarray  # as the ops give: it depends on no tensor
         np.testing.assert_allclose(from_tensor.numpy(), chain(x), rtol=1e-12)
-    recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: the tape
-    assert recorded.grad_fn is not None
+    assert compiled.inference.compiled.kernels  # compiled for the tensors' arrays
+    recorded, _ = compiled(pyjit.tensor(x, requires_grad=True), y)  # grad mode: AOTAutograd
+    assert recorded.grad_fn.name() == "CompiledFunctionBackward"
 
 
 def test_a_chain_of_hundreds_of_ops_compiles_or_runs_eagerly_without_noise(rng):
@@ -325,3 +327,49 @@ def test_output_code_logs_the_generated_c_and_glue(capsys):
     assert "[pyjit.output_code] graph forward" in err
     assert "void g0_kernel0(" in err and "def run(" in err
     assert not logging.getLogger("pyjit.output_code").isEnabledFor(logging.DEBUG)
+
+
+def test_the_backward_of_a_chain_and_the_reduction_it_feeds_is_one_kernel(rng):
+    x, b = rng.standard_normal((64, 32)), rng.standard_normal(32)
+    graph_module = module(lambda x, b: ops.sum(ops.tanh(ops.multiply(ops.sin(x), b))),
+                          TensorMeta(x.shape, np.float64), TensorMeta(b.shape, np.float64))
+    bias = pyjit.tensor(b, requires_grad=True)
+    compiled = inductor(graph_module, pyjit.tensor(x), bias)
+    compiled(pyjit.tensor(x), bias).backward()
+    (kernel,) = compiled.compiled[(False, True)].backward.kernels  # min-cut: sin, tanh recomputed in it
+    assert "sum" not in compiled.compiled[(False, True)].backward.glue  # the reduction is in the kernel
+    inner = np.tanh(np.sin(x) * b)
+    np.testing.assert_allclose(bias.grad.numpy(), ((1 - inner ** 2) * np.sin(x)).sum(axis=0), rtol=1e-12)
+
+
+def test_matmul_backward_goes_to_blas_between_fused_kernels(rng):
+    x, w = rng.standard_normal((8, 16)), rng.standard_normal((16, 4))
+    graph_module = module(lambda x, w: ops.sum(ops.exp(ops.matmul(x, w))), TensorMeta(x.shape, np.float64),
+                          TensorMeta(w.shape, np.float64))
+    weight = pyjit.tensor(w, requires_grad=True)
+    compiled = inductor(graph_module, pyjit.tensor(x), weight)
+    compiled(pyjit.tensor(x), weight).backward()
+    backward = compiled.compiled[(False, True)].backward
+    assert backward.kernels and all("matmul(" not in str(kernel) for kernel in backward.kernels)
+    assert [node.target.name for node in backward.graph_module.graph.calls()].count("matmul") == 1
+    np.testing.assert_allclose(weight.grad.numpy(), x.T @ np.exp(x @ w), rtol=1e-12)
+
+
+def test_training_graphs_with_symbolic_sizes_reuse_compiled_forward_and_backward(rng):
+    def f(x, w):
+        return (np.tanh(x @ w) * x.sum(axis=1, keepdims=True)).mean()
+
+    compiled = pyjit.compile(f)
+    w0 = rng.standard_normal((6, 5))
+    for rows in (4, 7, 9, 12):
+        if rows == 9:
+            partitions, kernels = counters["aot"]["graphs"], counters["inductor"]["graphs"]
+        x0 = rng.standard_normal((rows, 6))
+        x, w = pyjit.tensor(x0, requires_grad=True), pyjit.tensor(w0, requires_grad=True)
+        compiled(x, w).backward()
+        tape_x, tape_w = pyjit.tensor(x0, requires_grad=True), pyjit.tensor(w0, requires_grad=True)
+        f(tape_x, tape_w).backward()
+        np.testing.assert_allclose(x.grad.numpy(), tape_x.grad.numpy(), rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(w.grad.numpy(), tape_w.grad.numpy(), rtol=1e-10, atol=1e-15)
+    # 7 recompiled with the rows symbolic; 9 and 12 ran that entry's forward and backward.
+    assert (counters["aot"]["graphs"], counters["inductor"]["graphs"]) == (partitions, kernels)

@@ -1,0 +1,269 @@
+"""Running a graph ahead-of-time differentiated: compiled forward, one tape node, compiled backward.
+
+NOTE(aot-runtime): `aot_function(graph_module, example_inputs, fw_compiler=…,
+bw_compiler=…)` returns a callable that runs the graph on pyjit.Tensor (and array)
+arguments. When grad mode is on and an argument requires grad, it runs the compiled
+forward on the arguments' arrays, wraps the outputs as Tensors and gives the
+differentiable ones one shared grad_fn, a `CompiledFunctionBackward` node
+(NOTE(aot-node)), which runs the compiled backward. Otherwise it runs `inference`
+(the backend's graph without autograd). Each pattern of requires_grad among the
+arguments gets its own joint graph and partition, made on first use; a graph the joint
+graph cannot model (NOTE(joint-graph)) runs its ops on the tape, counted in
+counters["aot"]["tape_fallbacks"], which is always correct.
+
+Outputs that are views of inputs (chains of view ops from a placeholder) are not
+computed by the compiled forward: they are rebuilt at run time by running their view
+ops on the input tensors, so they share memory, version counter and `_base` with the
+input and carry the view's own grad_fn, exactly as without the compiler.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ... import logs
+from ...graph import GraphModule, Node
+from ...utils import counters
+from ..device import array_module
+from ..grad_mode import is_grad_enabled
+from ..nodes import Node as TapeNode
+from ..nodes import Saved, UnusableValue
+from ..tensor import Tensor, _new
+from .joint import JointUnsupported, build_joint
+from .partition import extract, partition, saved_bytes
+
+_aot_log = logs.get_logger("aot_graphs")
+
+
+def aot_function(graph_module: GraphModule, example_inputs, *, fw_compiler: Callable, bw_compiler: Callable,
+                 inference: Callable | None = None, partitioner: str = "default", memory_budget: float = 1.0):
+    """`graph_module` differentiated ahead of time (NOTE(aot-runtime)); the compilers
+    are backends' `fn(graph_module, example_inputs)` on arrays (the backward's example
+    inputs are None: no values exist before the first backward)."""
+    return AOTFunction(graph_module, list(example_inputs or ()), fw_compiler, bw_compiler,
+                       inference if inference is not None else graph_module, partitioner, memory_budget)
+
+
+class AOTFunction:
+    def __init__(self, graph_module, examples, fw_compiler, bw_compiler, inference, partitioner, memory_budget):
+        self.graph_module = graph_module
+        self.compilers = (fw_compiler, bw_compiler)
+        self.inference = inference
+        self.partitioner, self.memory_budget = partitioner, memory_budget
+        self.compiled: dict[tuple, _Compiled | None] = {}
+        mask = _mask(examples)
+        if is_grad_enabled() and any(mask):
+            self._compiled_for(mask, examples)
+
+    def __call__(self, *args):
+        if not is_grad_enabled():
+            return self.inference(*args)
+        mask = _mask(args)
+        if not any(mask):
+            return self.inference(*args)
+        compiled = self.compiled[mask] if mask in self.compiled else self._compiled_for(mask, args)
+        return self.graph_module(*args) if compiled is None else compiled(args)
+
+    def _compiled_for(self, mask: tuple, examples) -> _Compiled | None:
+        try:
+            compiled = _Compiled.make(self, mask, examples)
+        except JointUnsupported as error:
+            counters["aot"]["tape_fallbacks"] += 1
+            _aot_log.debug("graph %s runs on the tape: %s", self.graph_module.graph.name, error)
+            compiled = None
+        self.compiled[mask] = compiled
+        return compiled
+
+
+def _mask(args) -> tuple:
+    return tuple(isinstance(arg, Tensor) and arg._requires_grad for arg in args)
+
+
+class _Compiled:
+    """One requires_grad pattern: forward and backward graphs, compiled."""
+
+    @classmethod
+    def make(cls, owner: AOTFunction, mask: tuple, examples) -> _Compiled:
+        graph = owner.graph_module.graph
+        output = graph.output_node.args[0]
+        outputs = [output] if isinstance(output, Node) else list(output)
+        aliases = [index for index, value in enumerate(outputs) if _view_of_input(value)]
+        kept = [value for index, value in enumerate(outputs) if index not in aliases]
+        self = cls()
+        self.single = isinstance(output, Node)
+        self.aliases = aliases
+        self.views = GraphModule(extract("views", graph, graph.placeholders,
+                                         tuple(outputs[index] for index in aliases))) if aliases else None
+        forward = extract(graph.name, graph, graph.placeholders, tuple(kept))
+        joint = build_joint(forward, list(mask))
+        cut = partition(joint, owner.partitioner, owner.memory_budget)
+        self.joint, self.partition = joint, cut
+        self.forward_module, self.backward_module = GraphModule(cut.forward), GraphModule(cut.backward)
+        arrays = [arg._array if isinstance(arg, Tensor) else arg for arg in examples]
+        fw_compiler, bw_compiler = owner.compilers
+        self.forward = fw_compiler(self.forward_module, arrays)
+        self.backward = bw_compiler(self.backward_module, None)
+        self.tensor_outputs = tensor_outputs(graph, examples, kept)
+        self.primal_index = {node: index for index, node in enumerate(joint.primals)}
+        output_index = {}
+        for index, value in enumerate(joint.outputs):
+            if isinstance(value, Node):
+                output_index.setdefault(value, index)
+        self.output_index = output_index
+        counters["aot"]["graphs"] += 1
+        _log(owner.graph_module.graph.name, self)
+        return self
+
+    def __call__(self, args: tuple):
+        arrays = [arg._array if isinstance(arg, Tensor) else arg for arg in args]
+        results = [_array(value) for value in self.forward(*arrays)]
+        joint = self.joint
+        count = len(joint.outputs)
+        node = CompiledFunctionBackward(self, args)
+        wrapped, tangent = [], 0
+        for value, differentiable, tensor in zip(results[:count], joint.differentiable, self.tensor_outputs):
+            if differentiable:
+                out = _new(value, True)
+                out.grad_fn, out._output_nr = node, tangent
+                node.outputs.append((value.shape, value.dtype))
+                tangent += 1
+                wrapped.append(out)
+            else:
+                wrapped.append(_new(value) if tensor else value)
+        node.keep(self._saved(args, results, wrapped))
+        if self.views is not None:
+            for index, view in zip(self.aliases, self.views(*args)):
+                wrapped.insert(index, view)
+        return wrapped[0] if self.single else tuple(wrapped)
+
+    def _saved(self, args: tuple, results: tuple, wrapped: list) -> list[tuple[str, object]]:
+        """(label, Saved or a Python value) for each saved value, in the backward's order:
+        a primal or an output keeps its tensor's version counter (NOTE(saved-values))."""
+        slots, extra = [], len(self.joint.outputs)
+        for node in self.partition.saved:
+            if node in self.primal_index:
+                arg = args[self.primal_index[node]]
+                if isinstance(arg, Tensor):
+                    slots.append((f"input {self.primal_index[node]}", Saved(arg._array, arg._version_counter)))
+                elif hasattr(arg, "shape"):
+                    slots.append((f"input {self.primal_index[node]}", Saved(arg.copy(), None)))
+                else:
+                    slots.append((f"input {self.primal_index[node]}", arg))
+            elif node in self.output_index:
+                index = self.output_index[node]
+                out = wrapped[index]
+                counter = out._version_counter if isinstance(out, Tensor) else None
+                slots.append((f"output {index}", Saved(results[index], counter)))
+            else:
+                slots.append((f"saved {node.name}", Saved(results[extra], None)))
+                extra += 1
+        return slots
+
+
+def _view_of_input(value) -> bool:
+    """Whether `value` is an input seen through view ops only (NOTE(aot-runtime))."""
+    if not isinstance(value, Node) or value.kind != "call":
+        return False
+    while isinstance(value, Node) and value.kind == "call" and getattr(value.target, "category", "") == "view":
+        value = value.args[0]
+    return isinstance(value, Node) and value.kind == "placeholder"
+
+
+def tensor_outputs(graph, examples, values) -> list[bool]:
+    """For each of `values` (nodes of `graph`, or constants), whether it is computed from
+    an input whose example is a Tensor: the ops then make it a Tensor."""
+    tensors = {node for node, example in zip(graph.placeholders, examples) if isinstance(example, Tensor)}
+    return [_reaches(value, tensors) for value in values]
+
+
+def _reaches(value, inputs: set) -> bool:
+    seen, todo = set(), [value] if isinstance(value, Node) else []
+    while todo:
+        node = todo.pop()
+        if node in inputs:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(node.inputs())
+    return False
+
+
+# NOTE(aot-node): the one tape node of a compiled graph's call (NOTE(tape-nodes)):
+# kind "aot", named CompiledFunctionBackward as in PyTorch; one output per
+# differentiable output of the graph; one edge per tensor input of the graph, in
+# argument order ((None, 0) for those that do not require grad); `saved_values()` the
+# partition's saved values, each a Saved slot carrying its tensor's version, so release
+# after backward, a second backward and in-place changes give the tape's errors; and
+# `backward_graph`, the GraphModule of the backward, for compiled autograd to inline.
+# An output that received no gradient gets zeros (the compiled backward takes every
+# tangent).
+class CompiledFunctionBackward(TapeNode):
+    kind = "aot"
+
+    def __init__(self, compiled: _Compiled, args: tuple):
+        edges = tuple(arg._gradient_edge() for arg in args if isinstance(arg, Tensor))
+        super().__init__(edges, num_outputs=0)
+        self.compiled = compiled
+        self.outputs: list[tuple] = []  # (shape, dtype) of each differentiable output
+        self._slots: list[tuple[str, object]] = []
+        self._tensor_positions = [index for index, arg in enumerate(args) if isinstance(arg, Tensor)]
+
+    @property
+    def backward_graph(self) -> GraphModule:
+        return self.compiled.backward_module
+
+    def keep(self, slots: list) -> None:
+        self._slots = slots
+        self.num_outputs = len(self.outputs)
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def saved_values(self) -> list[tuple[str, object]]:
+        owner = self.name()
+        return [(label, slot.unpack(owner, label)) for label, slot in self._slots if isinstance(slot, Saved)]
+
+    def apply(self, grads: list) -> list:
+        owner = self.name()
+        values = [slot.unpack(owner, label) if isinstance(slot, Saved) else slot for label, slot in self._slots]
+        for value in values:
+            if isinstance(value, UnusableValue):
+                raise RuntimeError(value.message)
+        tangents = [grad if grad is not None else _zeros(shape, dtype, grads)
+                    for grad, (shape, dtype) in zip(grads, self.outputs)]
+        results = self.compiled.backward(*values, *tangents)
+        results = iter((results,) if not isinstance(results, tuple) else results)
+        joint = self.compiled.joint
+        by_primal = [_array(next(results)) if grad is not None else None for grad in joint.grads]
+        return [by_primal[position] for position in self._tensor_positions]
+
+    def release(self) -> None:
+        for _, slot in self._slots:
+            if isinstance(slot, Saved):
+                slot.release()
+
+
+def _array(value):
+    """NumPy computes 0-d results as scalars; a tensor holds an array (as the tape's dispatch makes it)."""
+    return np.asarray(value) if isinstance(value, np.generic) else value
+
+
+def _zeros(shape, dtype, grads: list):
+    arrived = next((grad for grad in grads if grad is not None), None)
+    return (array_module(arrived) if arrived is not None else np).zeros(shape, dtype)
+
+
+def _log(name: str, compiled: _Compiled) -> None:
+    if not logs.enabled("aot_graphs"):
+        return
+    cut = compiled.partition
+    saved = "\n".join(f"  {node.name}: {node.meta} ({_bytes_text(node)})" for node in cut.saved) or "  (none)"
+    _aot_log.debug("graph %s, joint graph:\n%s\nforward graph:\n%s\nbackward graph:\n%s\nsaved values, %d bytes:\n%s",
+                   name, GraphModule(compiled.joint.graph).code, compiled.forward_module.code,
+                   compiled.backward_module.code, cut.saved_bytes, saved)
+
+
+def _bytes_text(node: Node) -> str:
+    return f"{saved_bytes([node])} bytes"

@@ -1,0 +1,254 @@
+"""pyjit/autograd/aot/runtime.py: compiled graphs on the tape, one CompiledFunctionBackward
+node per call, behaving as the tape does (through pyjit.compile with aot_eager)."""
+
+import logging
+
+import numpy as np
+import pytest
+from op_samples.finite_differences import finite_difference
+
+import pyjit
+from pyjit.autograd.nodes import FREED_MESSAGE
+from pyjit.utils import counters
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    pyjit.reset()
+    yield
+    pyjit.reset()
+
+
+def compiled(fn, partitioner="default", **kwargs):
+    """`fn` compiled with aot_eager; the partitioner is read when a graph is compiled,
+    at a call, so each call runs under it."""
+    inner = pyjit.compile(fn, backend="aot_eager", **kwargs)
+
+    def run(*args):
+        with pyjit.config.patch(aot_partitioner=partitioner):
+            return inner(*args)
+
+    return run
+
+
+def leaf(values, requires_grad=True):
+    return pyjit.tensor(np.asarray(values, dtype=np.float64), requires_grad=requires_grad)
+
+
+def cos_cos(x):
+    return x.cos().cos()
+
+
+def test_cos_cos_saves_exactly_x_with_min_cut():
+    x = leaf(np.linspace(-1, 1, 5))
+    with pyjit.config.patch(aot_partitioner="min_cut"):
+        out = pyjit.compile(cos_cos, backend="aot_eager")(x)
+    assert out.grad_fn.name() == "CompiledFunctionBackward" and out.grad_fn.kind == "aot"
+    (saved,) = out.grad_fn.saved_tensors
+    assert saved.array is x.array
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.sin(np.cos(x.numpy())) * np.sin(x.numpy()), rtol=1e-14)
+
+
+def test_the_node_follows_the_tape_protocol():
+    x, w = leaf(np.ones((2, 3))), leaf(np.ones((3, 4)))
+    b = leaf(np.ones(4), requires_grad=False)
+    out = compiled(lambda x, w, b: np.tanh(x @ w + b))(x, w, b)
+    node = out.grad_fn
+    assert [edge[0].name() if edge[0] is not None else None for edge in node.next_functions] == \
+        ["AccumulateGrad", "AccumulateGrad", None]
+    assert node.saved_sizes and all(isinstance(label, str) for label, _ in node.saved_values())
+    assert node.backward_graph.graph.name == "backward"
+    assert [n.name() for n in pyjit.autograd.graph_nodes(out)] == \
+        ["CompiledFunctionBackward", "AccumulateGrad", "AccumulateGrad"]
+
+
+@pytest.mark.parametrize("partitioner", ["default", "min_cut"])
+def test_gradients_match_the_tape_and_finite_differences(partitioner):
+    def f(x, w):
+        hidden = pyjit.nn.functional.gelu(x @ w)
+        return pyjit.nn.functional.log_softmax(hidden, dim=-1).mean()
+
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    x, w = leaf(x0), leaf(w0)
+    compiled(f, partitioner)(x, w).backward()
+    tape_x, tape_w = leaf(x0), leaf(w0)
+    f(tape_x, tape_w).backward()
+    np.testing.assert_allclose(x.grad.numpy(), tape_x.grad.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(w.grad.numpy(), tape_w.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+    def on_arrays(a, b):
+        return f(pyjit.tensor(a), pyjit.tensor(b)).numpy()
+
+    numeric = finite_difference(on_arrays, [x0, w0], 1, [np.array(1.0)])
+    np.testing.assert_allclose(w.grad.numpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_forward_graph_breaks_chain_one_node_per_graph():
+    def f(x):
+        y = x.sin() * 2
+        pyjit.graph_break()
+        return (y.exp() * x).sum()
+
+    x = leaf(np.linspace(0, 1, 4))
+    out = compiled(f)(x)
+    nodes = [node.name() for node in pyjit.autograd.graph_nodes(out)]
+    assert nodes.count("CompiledFunctionBackward") == 2
+    out.backward()
+    v = x.numpy()
+    expected = np.exp(2 * np.sin(v)) * (2 * np.cos(v) * v + 1)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-13)
+
+
+def test_grad_accumulates_across_calls_and_hooks_run():
+    x = leaf([1.0, 2.0, 3.0])
+    f = compiled(lambda x: (x * x).sum())
+    f(x).backward()
+    seen = []
+    out = f(x)
+    out.register_hook(lambda grad: seen.append(grad.item()) or grad * 10)
+    out.backward()
+    assert seen == [1.0]
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * x.numpy() + 20 * x.numpy())
+
+
+def test_an_output_that_gets_no_gradient_gets_zeros():
+    x = leaf([1.0, 2.0])
+    a, b = compiled(lambda x: (x.exp(), x * 3))(x)
+    b.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_autograd_grad_goes_through_the_node_and_touches_no_grad():
+    x = leaf([0.5, 1.5])
+    (grad,) = pyjit.autograd.grad(compiled(lambda x: x.sin().sum())(x), [x])
+    np.testing.assert_allclose(grad.numpy(), np.cos(x.numpy()), rtol=1e-15)
+    assert x.grad is None
+
+
+def test_under_no_grad_nothing_is_recorded():
+    x = leaf([1.0, 2.0])
+    f = compiled(lambda x: x.cos() * 2)
+    with pyjit.no_grad():
+        out = f(x)
+    assert not out.requires_grad and out.grad_fn is None
+
+
+def test_an_output_viewing_an_input_is_a_view_of_it():
+    x = leaf(np.arange(6.0)).reshape(2, 3)  # a non-leaf, so in-place changes are allowed
+    flat, total = compiled(lambda x: (x.reshape(6), x.exp().sum()))(x)
+    assert flat._base is x or flat._base is x._base
+    assert flat.grad_fn.name() == "ReshapeBackward" and np.shares_memory(flat.array, x.array)
+    assert total.grad_fn.name() == "CompiledFunctionBackward"
+
+
+def tape_error(action):
+    with pytest.raises(Exception) as error:
+        action()
+    return type(error.value), str(error.value)
+
+
+def test_backward_twice_without_retain_graph_gives_the_tapes_error():
+    x = leaf([1.0, 2.0])
+    out = compiled(lambda x: x.exp().sum())(x)
+    out.backward()
+    first = x.grad.numpy().copy()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), first)
+    tape = x.exp().sum()
+    tape.backward()
+    assert tape_error(tape.backward) == (RuntimeError, FREED_MESSAGE)
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = leaf([1.0, 2.0])
+    out = compiled(lambda x: x.exp().sum())(x)
+    out.backward(retain_graph=True)
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.numpy()), rtol=1e-15)
+
+
+def test_a_saved_value_modified_in_place_gives_the_tapes_error():
+    base = leaf([1.0, 2.0])
+    x = base * 1  # a non-leaf: in-place changes are recorded
+    out = compiled(lambda x: (x * x).sum())(x)
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[float64 tensor of shape \[2\]\], "
+                                           r"which is input 0 of CompiledFunctionBackward, is at version 1; "
+                                           r"expected version 0 instead"):
+        out.backward()
+    assert base.grad is None
+
+
+def test_an_output_saved_for_backward_and_modified_in_place_is_caught():
+    x = leaf([1.0, 2.0])
+    y = compiled(lambda x: x.exp(), "default")(x)
+    loss = y.sum()
+    y.mul_(2)  # exp's backward reads its output, which the forward saved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    assert x.grad is None
+
+
+@pytest.mark.parametrize(("action", "message"), [
+    (lambda out: out.backward(), "grad can be implicitly created only for scalar outputs"),
+    (lambda out: out.backward(np.ones(3)), r"Mismatch in shape: grad_output\[0\] has a shape of \(3,\)"),
+    (lambda out: out.backward(np.ones(2), create_graph=True), "create_graph=True"),
+])
+def test_bad_backward_calls_give_the_tapes_errors(action, message):
+    x = leaf([1.0, 2.0])
+    out = compiled(lambda x: x.sin() * 2)(x)
+    kind, text = tape_error(lambda: action(out))
+    assert (kind, text) == tape_error(lambda: action(x.sin() * 2))
+    assert x.grad is None
+    assert pytest.raises(kind, lambda: action(out)).match(message)
+
+
+def test_sizes_changing_after_automatic_dynamic_reuse_the_compiled_forward_and_backward():
+    f = compiled(lambda x: (x.sin() * x).sum())
+    for size in (4, 6, 9, 13):
+        x = leaf(np.linspace(0, 1, size))
+        f(x).backward()
+        v = x.numpy()
+        np.testing.assert_allclose(x.grad.numpy(), np.cos(v) * v + np.sin(v), rtol=1e-14)
+        if size == 6:
+            graphs = counters["aot"]["graphs"]
+    assert counters["aot"]["graphs"] == graphs  # sizes 9 and 13 ran the symbolic entry
+
+
+def test_aot_graphs_logs_show_the_graphs_and_the_saved_bytes(caplog):
+    pyjit.set_logs(aot_graphs=True)
+    logger = logging.getLogger("pyjit.aot_graphs")
+    logger.addHandler(caplog.handler)
+    try:
+        with pyjit.config.patch(aot_partitioner="min_cut"):
+            pyjit.compile(cos_cos, backend="aot_eager")(leaf(np.ones(8)))
+    finally:
+        logger.removeHandler(caplog.handler)
+        pyjit.set_logs()
+    text = caplog.text
+    for part in ("joint graph:", "def joint(x, tangents_0):", "forward graph:", "backward graph:",
+                 "saved values, 64 bytes:", "f64[8] (64 bytes)"):
+        assert part in text
+
+
+def test_a_graph_the_joint_graph_cannot_model_runs_on_the_tape():
+    from pyjit.autograd.aot import aot_function
+    from pyjit.graph import Graph, GraphModule, TensorMeta
+    import pyjit.ops as ops
+
+    graph = Graph()
+    x, low = (graph.placeholder(name, TensorMeta((3,), np.float64)) for name in ("x", "low"))
+    graph.output(ops.clip(x, a_min=low))  # a keyword argument that requires grad
+    module = GraphModule(graph)
+    args = (leaf([1.0, -2.0, 3.0], requires_grad=False), leaf([0.0, 0.0, 0.0]))
+    before = counters["aot"]["tape_fallbacks"]
+    compiled = aot_function(module, args, fw_compiler=lambda gm, _: gm, bw_compiler=lambda gm, _: gm)
+    assert counters["aot"]["tape_fallbacks"] == before + 1
+    with pytest.raises(RuntimeError, match="gradients flow to positional arguments only") as compiled_error:
+        compiled(*args)
+    with pytest.raises(RuntimeError) as tape_error:
+        module(*args)
+    assert str(tape_error.value) == str(compiled_error.value)

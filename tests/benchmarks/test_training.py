@@ -1,0 +1,29 @@
+"""The training benchmark (benchmarks/training.py) runs end to end at its --quick sizes.
+Its timings are not checked (SPEC section 4); its rows, and the bytes each partitioner
+saves per step, are."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pyjit
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "training.py"
+
+
+def test_the_quick_run_reports_every_engine_and_min_cut_saves_less(tmp_path):
+    path = tmp_path / "training.json"
+    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
+    completed = subprocess.run([sys.executable, "-P", str(SCRIPT), "--quick", "--json", str(path)],
+                               capture_output=True, text=True, env=environment, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    rows = json.loads(path.read_text())
+    for workload in ("MLP", "TransformerBlock"):
+        saved = {row["engine"]: row["saved_bytes"] for row in rows if row["workload"].startswith(workload)}
+        assert saved["pyjit tape"] is None  # the tape has no compiled graph
+        assert saved["pyjit inductor (min-cut)"] <= saved["pyjit inductor (default)"]
+        assert saved["pyjit aot_eager (min-cut)"] <= saved["pyjit aot_eager (default)"]
+        assert saved["pyjit inductor (default)"] == saved["pyjit aot_eager (default)"]  # one partition, two backends
+    assert all(row["median_ms"] > 0 and row["peak_mb"] > 0 for row in rows)
