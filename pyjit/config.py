@@ -46,6 +46,11 @@ unroll_limit = 5000
 A loop that goes past it is a graph break: the graph so far runs and the rest of the
 loop runs in Python."""
 
+kernel_march = "native"
+"""The `-march=` target compiled kernels are built for. "native" is this CPU (its full
+vector width); a named level such as "x86-64-v2" gives kernels that any CPU of that
+level runs. It must be a target this CPU can run: the compiler probe runs a kernel."""
+
 
 def _default_cache_dir() -> str:
     if os.environ.get("PYJIT_CACHE_DIR"):
