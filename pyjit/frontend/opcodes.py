@@ -297,7 +297,7 @@ def _call_intrinsic_1(tracer, instr):
     elif kind == "INTRINSIC_UNARY_POSITIVE":
         tracer.push(_constant_op(lambda v: +v, value, "unary +"))
     else:
-        raise Break("unsupported", f"{kind} is not modelled")
+        raise Break("unsupported", f"the operation {kind} is not modelled")
 
 
 @handler("IS_OP")
@@ -538,8 +538,8 @@ def _next_item(tracer):
     """The next item of the iterator on top of the stack; None when it is exhausted."""
     iterator = tracer.stack[-1]
     if not isinstance(iterator, IteratorValue):
-        raise Break("unsupported", f"iterating a {type(getattr(iterator, 'value', iterator)).__name__} made outside "
-                    "the trace is not unrolled", hint="the loop runs in Python")
+        raise Break("unsupported", f"a loop over {describe(iterator)} made outside the compiled function is not "
+                    "unrolled", hint="the loop runs in Python; loop over the sequence itself to capture it")
     return iterator.next_item()
 
 
