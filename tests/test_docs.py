@@ -4,8 +4,13 @@ docs/api.md has an entry for every public name of `pyjit`, and links between pag
 lead somewhere."""
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import pyjit
 from pyjit.frontend import opcodes
@@ -86,7 +91,9 @@ def test_troubleshooting_explains_every_guard_failure():
 
 
 def test_api_has_an_entry_for_every_public_name():
-    """Entries are level-three headings that name the object: `### pyjit.compile(...)`."""
+    """Entries are level-three headings that name the object: `### \\`pyjit.compile(...)\\``.
+    The list is read from `pyjit.__all__` when the test runs, so a new public name fails
+    here until it has its entry."""
     text = (DOCS / "api.md").read_text(encoding="utf-8")
     entries = set(re.findall(r"^### `?pyjit\.([A-Za-z_][\w.]*)", text, re.MULTILINE))
     assert sorted(set(pyjit.__all__) - entries) == []
@@ -100,3 +107,17 @@ def test_links_between_pages_lead_to_files():
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+@pytest.mark.parametrize("page", ["api.md", "getting-started.md"])
+def test_the_python_in_user_pages_runs(page, tmp_path):
+    """A page's ```python blocks, in order, are one program that checks itself."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), re.DOTALL)
+    assert blocks
+    program = tmp_path / "page.py"
+    program.write_text("\n".join(blocks), encoding="utf-8")
+    environment = dict(os.environ, PYTHONPATH=str(Path(pyjit.__file__).parents[1]),
+                       PYJIT_CACHE_DIR=str(tmp_path / "cache"))
+    completed = subprocess.run([sys.executable, "-P", str(program)], capture_output=True, text=True,
+                               cwd=tmp_path, env=environment, timeout=300)
+    assert completed.returncode == 0, completed.stderr
