@@ -14,8 +14,8 @@ import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import build
-from pyjit.codegen.c_renderer import OPS, PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal, index_text, literal, render_kernel,
-                                      render_unit
+from pyjit.codegen.c_renderer import (OPS, PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal, index_text,
+                                      literal, render_kernel, render_unit)
 from pyjit.codegen.kernel_ir import Index
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
