@@ -1,10 +1,12 @@
 """pyjit/frontend/values.py: NumPy functions map to registry entries by identity (with
-NumPy's aliases), and constant values give their Python value."""
+NumPy's aliases), constant values give their Python value, and values are described in
+plain words for break reasons."""
+
+import collections
 
 import numpy as np
 import pytest
-
-import collections
+from frontend.test_interpreter import _Disguised
 
 from pyjit.frontend.values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue,
                                    ModuleValue, ObjectValue, SequenceValue, describe, is_constant, python_value,
@@ -42,21 +44,6 @@ def test_an_iterator_over_a_list_reads_the_list_as_it_is_now():
     assert not is_constant(iterator)
 
 
-class _Watched:
-    """Counts every read of its __class__ or a missing attribute (user code)."""
-
-    reads = 0
-
-    @property
-    def __class__(self):
-        _Watched.reads += 1
-        return int
-
-    def __getattr__(self, name):
-        _Watched.reads += 1
-        raise AttributeError(name)
-
-
 def test_values_are_described_in_plain_words_for_break_reasons():
     node = Graph().placeholder("x", TensorMeta((2,), np.float32))
     cases = [(ArrayValue(node), "an array"), (ArrayValue(node, tensor=True), "a pyjit.Tensor"),
@@ -75,6 +62,6 @@ def test_values_are_described_in_plain_words_for_break_reasons():
 
 
 def test_describing_an_object_runs_none_of_its_code():
-    _Watched.reads = 0
-    assert describe(ObjectValue(_Watched())).endswith("_Watched object")
-    assert _Watched.reads == 0
+    _Disguised.reads = 0  # counts each read of its __class__ or of a missing attribute
+    assert describe(ObjectValue(_Disguised())).endswith("_Disguised object")
+    assert _Disguised.reads == 0
