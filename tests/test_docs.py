@@ -1,7 +1,7 @@
 """docs/ for users cannot drift from the code: docs/troubleshooting.md lists every
 graph-break reason the frontend can give and every guard failure a recompile names,
-docs/api.md has an entry for every public name of `pyjit`, and links between pages
-lead somewhere."""
+docs/api.md has an entry for every public name of `pyjit`, the Python on the user pages
+runs, and links between pages lead somewhere."""
 
 import ast
 import os
@@ -109,10 +109,10 @@ def test_links_between_pages_lead_to_files():
     assert broken == []
 
 
-@pytest.mark.parametrize("page", ["api.md", "getting-started.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/api.md", "docs/getting-started.md"])
 def test_the_python_in_user_pages_runs(page, tmp_path):
     """A page's ```python blocks, in order, are one program that checks itself."""
-    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(encoding="utf-8"), re.DOTALL)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.DOTALL)
     assert blocks
     program = tmp_path / "page.py"
     program.write_text("\n".join(blocks), encoding="utf-8")
