@@ -7,10 +7,11 @@ A library is looked up, in order, in
 2. the disk cache, `<config.cache_dir>/kernels/<key>.so`, where
    key = sha256 of (layout version, source, flags, compiler path, compiler --version
    text, CPU identity). The CPU is part of it because -march=native code (the default
-   of config.kernel_march) may not run on another CPU sharing the same home directory. A file is loaded only if it is a
-   regular file (not a symlink) owned by the user and writable by no one else, its
-   sha256 matches the sidecar `<key>.so.sha256` (same checks; `sha256sum -c` reads
-   it), and dlopen accepts it. Anything else is rebuilt, never loaded;
+   of config.kernel_march) may not run on another CPU sharing the same home directory.
+   A file is loaded only if it is a regular file (not a symlink) owned by the user and
+   writable by no one else, its sha256 matches the sidecar `<key>.so.sha256` (same
+   checks; `sha256sum -c` reads it), and dlopen accepts it. Anything else is rebuilt,
+   never loaded;
 3. the compiler: `<key>.c` is saved, compiled to a temporary name in the same
    directory and renamed over `<key>.so` (os.replace: readers never see half a
    file), then the sidecar is written the same way.
