@@ -85,7 +85,7 @@ def test_optimize_nopython_is_fullgraph(recorder):
         print(x)
         return x
 
-    with pytest.raises(pyjit.exc.Unsupported, match="call to print"):
+    with pytest.raises(pyjit.exc.Unsupported, match="call to the function print"):
         with pyjit.optimize(recorder, nopython=True):
             prints(np.ones(1))
 
