@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _C
 from ..graph import SymInt, TensorMeta
-from ..ops.formula import Arg, Const, Expr
+from ..ops.formula import SCALAR_OPS, Arg, Const, Expr
 from ..ops.shape_rules import operand_dtype
 from ..ops.views import expand_ellipsis, index_items, item_kind, permutation
 from .kernel_ir import Call, Constant, Index, IndexValue, Value, simplify
@@ -29,20 +28,6 @@ SUPPORTED_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
 INDEX_DTYPE = np.dtype(np.int64)
 
-SCALAR_UFUNCS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
-    "neg": np.negative, "abs": np.absolute, "sign": np.sign, "square": np.square, "reciprocal": np.reciprocal,
-    "maximum": np.maximum, "minimum": np.minimum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-    "logical_not": np.logical_not,
-    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
-    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2, "erf": _C.erf,
-    "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
-    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-}
 COMPARISONS = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # op -> op with sides swapped
 
 
@@ -169,7 +154,7 @@ def _stand_in(promotion):
 
 
 def _typed_ufunc(op: str, args: list[Operand]) -> Operand:
-    ufunc = SCALAR_UFUNCS[op]
+    ufunc = SCALAR_OPS[op].ufunc
     try:
         loop = ufunc.resolve_dtypes(tuple(arg.promotion for arg in args) + (None,))
     except (TypeError, ValueError) as error:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..graph.node import Node
 from ..ops.formula import Arg, Const
+from ..ops.registry import REGISTRY
 from ..ops.shape_rules import normalize_axes, normalize_axis
 from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, Index, IndexValue, Kernel, Load, Loop,
                         Reduce, Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
@@ -112,29 +113,16 @@ def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
 # finished results. This is also NumPy's own order for such reductions (identity, then
 # row after row), so float sums are NumPy's to the bit. Members: reductions of the
 # same axes and results of the kept shape; argmax and argmin keep the row form.
-COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "logical_or",
-           "all": "logical_and"}
+def reduction_rule(kind: str):
+    """The registry's rule for the reduction `kind` (NOTE(reduction-rule))."""
+    return REGISTRY[kind].reduction
 
 
 def is_columnar(kind: str, shape: tuple, axes: tuple[int, ...]) -> bool:
     """Whether a reduction takes the columnar form (NOTE(columnar-reductions))."""
     sized = [axis for axis, size in enumerate(shape) if not is_one(size)]
-    return kind in COMBINE and bool(sized) and sized[-1] not in axes and any(axis in axes for axis in sized)
-
-
-def identity(kind: str, dtype: np.dtype):
-    """The value a reduction starts from (for max and min, the lowest or highest value)."""
-    dtype = np.dtype(dtype)
-    if kind in ("sum", "any"):
-        return False if dtype.kind == "b" else dtype.type(0).item()
-    if kind in ("prod", "all"):
-        return True if dtype.kind == "b" else dtype.type(1).item()
-    if dtype.kind == "f":
-        return float("-inf") if kind == "max" else float("inf")
-    if dtype.kind == "b":
-        return kind == "min"
-    info = np.iinfo(dtype)
-    return int(info.min if kind == "max" else info.max)
+    return (not reduction_rule(kind).positional and bool(sized) and sized[-1] not in axes
+            and any(axis in axes for axis in sized))
 
 
 def formula_operand(node: Node, operand_of) -> Operand:
@@ -425,9 +413,10 @@ class _Group:
         self.scheduler.needed.add(node)
         dtype = node.meta.dtype
         index = self.reduction_index(node)
-        init = self._store(node, index, Constant(identity(kind, dtype), dtype))
+        rule = reduction_rule(kind)
+        init = self._store(node, index, Constant(rule.identity(dtype), dtype))
         current = Load(init.buffer, init.index, dtype)
-        combined = Store(init.buffer, init.index, Call(COMBINE[kind], (current, value), dtype))
+        combined = Store(init.buffer, init.index, Call(rule.combine, (current, value), dtype))
         kept = tuple(self.outer_dims())
         return [Loop(kept, (init,), parallel=True),
                 Loop(tuple(self.inner_dims()), (Loop(kept, (combined,), parallel=True),))]
