@@ -25,13 +25,13 @@ import warnings
 from .. import logs
 from ..autograd import Tensor, is_grad_enabled
 from ..codegen import build
-from ..codegen.c_renderer import render_unit
 from ..codegen.lowering import Unsupported
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import counters
 from .registry import register_backend
+from .targets import TARGETS, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
@@ -112,11 +112,16 @@ def _depends_on(node: Node, inputs: set) -> bool:
     return False
 
 
-def compile_graphs(items) -> list:
+def compile_graphs(items, target: str | None = None) -> list:
     """inductor() for several (graph_module, example_inputs) at once: every kernel of
-    every graph in one translation unit, so one compiler run (tests batch their graphs)."""
+    every graph in one translation unit, so one compiler run (tests batch their graphs).
+    `target` (NOTE(targets)): "cpu", "cuda" or "cuda-emulation"; by default the first
+    graph's device decides."""
+    if not items:
+        return []
+    chosen = TARGETS[target] if target is not None else target_for(items[0][0].graph)
     with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
-        return _compile_graphs(items)
+        return _compile_graphs(items, chosen)
 
 
 @contextlib.contextmanager
@@ -136,43 +141,41 @@ def _recursion_room(nodes: int):
         sys.setrecursionlimit(previous)
 
 
-def _compile_graphs(items) -> list:
+def _compile_graphs(items, target) -> list:
     plans = []
     for position, (graph_module, example_inputs) in enumerate(items):
-        layouts = _layouts(graph_module.graph, example_inputs)
-        plans.append(_Plan.make(graph_module, layouts, f"g{position}_") if layouts is not None else None)
-    library = _load([plan for plan in plans if plan is not None])
+        layouts = _layouts(graph_module.graph, example_inputs, target.device)
+        plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target) if layouts is not None else None)
+    library = _load([plan for plan in plans if plan is not None], target)
     if library is None:
         return [graph_module for graph_module, _ in items]
     return [plan.bind(library) if plan is not None else graph_module
             for plan, (graph_module, _) in zip(plans, items)]
 
 
-def _layouts(graph, example_inputs) -> dict[str, str] | None:
+def _layouts(graph, example_inputs, device: str) -> dict[str, str] | None:
     """The layout each array input is compiled for (NOTE(layouts)); None when the graph
-    is not for this backend's device."""
+    is not for the target's device."""
     layouts = {}
     examples = list(example_inputs) if example_inputs is not None else []
     for position, node in enumerate(graph.placeholders):
         if isinstance(node.meta, TensorMeta):
-            if node.meta.device != "cpu":
+            if node.meta.device != device:
                 return None
             example = examples[position] if position < len(examples) else None
             layouts[node.name] = layout_of(example) if hasattr(example, "flags") else "C"
     return layouts
 
 
-def _load(plans: list[_Plan]):
+def _load(plans: list[_Plan], target):
     global _warned_no_compiler
     if not plans:
         return None
     try:
-        source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+        return target.load([kernel for plan in plans for kernel in plan.schedule.kernels])
     except RecursionError:  # NOTE(deep-chains)
         counters["inductor"]["too_deep"] += len(plans)
         return None
-    try:
-        return build.load(source)
     except build.CompilerUnavailable as error:
         if not _warned_no_compiler:
             _warned_no_compiler = True
@@ -187,7 +190,8 @@ def _load(plans: list[_Plan]):
 class _Plan:
     """One graph, scheduled for one set of input layouts, waiting for its kernels."""
 
-    def __init__(self, graph_module, layouts, scheduled, glue, namespace):
+    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target):
+        self.target = target
         self.graph_module = graph_module
         self.layouts = layouts
         self.schedule = scheduled
@@ -195,13 +199,13 @@ class _Plan:
         self.namespace = namespace
 
     @classmethod
-    def make(cls, graph_module, layouts: dict[str, str], prefix: str) -> _Plan | None:
+    def make(cls, graph_module, layouts: dict[str, str], prefix: str, target) -> _Plan | None:
         try:
-            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel")
+            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel", device=target.device)
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None
-            glue, namespace = glue_source(scheduled, layouts)
+            glue, namespace = glue_source(scheduled, layouts, xp=target.array_module())
         except (Unsupported, GlueError):
             return None
         except RecursionError:  # NOTE(deep-chains)
@@ -212,21 +216,21 @@ class _Plan:
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
                           f"eagerly (please report it): {type(error).__name__}: {error}", stacklevel=4)
             return None
-        return cls(graph_module, layouts, scheduled, glue, namespace)
+        return cls(graph_module, layouts, scheduled, glue, namespace, target)
 
     def bind(self, library, variants: _Variants | None = None):
         namespace = dict(self.namespace)
         for kernel in self.schedule.kernels:
             namespace[f"k_{kernel.name}"] = library.kernel(kernel.name, len(kernel.buffers), len(kernel.sizes))
         namespace["eager"] = self.graph_module
-        variants = variants if variants is not None else _Variants(self.graph_module)
+        variants = variants if variants is not None else _Variants(self.graph_module, self.target)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
         run = namespace["run"]
         variants.add(self.layouts, run)
         run.kernels = self.schedule.kernels
         run.allocations = len(self.schedule.allocations)
-        run.source = render_unit(self.schedule.kernels)
+        run.source = self.target.source(self.schedule.kernels)
         run.glue = self.glue
         run.graph_module = self.graph_module
         counters["inductor"]["graphs"] += 1
@@ -240,8 +244,9 @@ class _Plan:
 class _Variants:
     """The compiled variants of one graph, by input layouts (NOTE(layouts))."""
 
-    def __init__(self, graph_module):
+    def __init__(self, graph_module, target):
         self.graph_module = graph_module
+        self.target = target
         self.arrays = [node.name for node in graph_module.graph.placeholders if isinstance(node.meta, TensorMeta)]
         self.positions = [position for position, node in enumerate(graph_module.graph.placeholders)
                           if isinstance(node.meta, TensorMeta)]
@@ -255,8 +260,8 @@ class _Variants:
         run = self.table.get(key)
         if run is None:
             with _recursion_room(len(self.graph_module.graph.nodes)):
-                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "")
-                library = _load([plan]) if plan is not None else None
+                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target)
+                library = _load([plan], self.target) if plan is not None else None
                 run = plan.bind(library, self) if library is not None else self.graph_module
             self.table[key] = run
         if run is self.graph_module:

@@ -84,10 +84,11 @@ class Schedule:
         return [step.kernel for step in self.steps if isinstance(step, KernelStep)]
 
 
-def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel") -> Schedule:
+def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu") -> Schedule:
     """Plan `graph`. `layouts` maps placeholder names to "C" (C-contiguous, strides from
-    the shape) or "strided" (strides are kernel parameters); C when not given."""
-    return _Scheduler(graph, layouts or {}, prefix).run()
+    the shape) or "strided" (strides are kernel parameters); C when not given. Kernels
+    compute the nodes on `device`; nodes on another run eagerly."""
+    return _Scheduler(graph, layouts or {}, prefix, device).run()
 
 
 def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
@@ -144,7 +145,8 @@ def formula_operand(node: Node, operand_of) -> Operand:
 
 
 class _Scheduler:
-    def __init__(self, graph, layouts: dict[str, str], prefix: str):
+    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu"):
+        self.device = device
         self.graph = graph
         self.layouts = layouts
         self.prefix = prefix
@@ -178,8 +180,8 @@ class _Scheduler:
         if node.kind == "output":
             return "output"
         category = getattr(node.target, "category", None)
-        if not is_array(node) or node.meta.device != "cpu" or any(
-                is_array(used) and used.meta.device != "cpu" for used in node.inputs()):
+        if not is_array(node) or node.meta.device != self.device or any(
+                is_array(used) and used.meta.device != self.device for used in node.inputs()):
             return "eager"
         checks = {"pointwise": self._pointwise_ok, "reduction": self._reduction_ok, "view": self._view_ok}
         try:
