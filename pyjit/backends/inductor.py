@@ -31,30 +31,44 @@ from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import counters
 from .registry import register_backend
-from .targets import TARGETS, target_for
+from .targets import TARGETS, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
 _warned_no_compiler = False
 
 
-# NOTE(modes): torch.compile's four modes, as the options each implies. On the CPU all
-# four compile the same kernels: CUDA graphs exist only on the GPU, and the C kernels
-# have one schedule, so there is nothing to autotune yet; the names are accepted so
-# that code written for torch.compile runs, and unknown modes or options are refused.
+# NOTE(modes): torch.compile's four modes, as the options each implies. What they do
+# depends on the device (`mode_options(mode, device)` says it):
+#   * CPU: all four compile the same C kernels. CUDA graphs exist only on the GPU, and
+#     the C kernels have one schedule, so there is nothing to autotune; the names are
+#     accepted so that code written for torch.compile runs.
+#   * CUDA: "autotune" times each kernel's block sizes with CUDA events on its first call
+#     at given sizes and keeps the fastest (NOTE(cuda-autotune)). "cuda_graphs" is
+#     accepted but not implemented yet: launches go one by one on CuPy's current stream.
+# Unknown modes or options are refused.
 MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True},
          "max-autotune": {"autotune": True, "cuda_graphs": True},
          "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False}}
 OPTIONS = frozenset({"cuda_graphs", "autotune"})
+# What each option does per device (NOTE(modes)).
+DEVICE_SUPPORT = {"cpu": frozenset(), "cuda": frozenset({"autotune"})}
 
 
-def mode_options(mode: str | None = None) -> dict:
-    """The options `mode` implies (NOTE(modes)); RuntimeError for an unknown mode."""
+def mode_options(mode: str | None = None, device: str | None = None) -> dict:
+    """The options `mode` implies (NOTE(modes)); with `device` ("cpu" or "cuda"), those
+    that take effect there (True) and those that do nothing there (False).
+    RuntimeError for an unknown mode or device."""
     if mode is None:
         mode = "default"
     if mode not in MODES:
         raise RuntimeError(f"Unrecognized mode={mode!r}, should be one of: {', '.join(MODES)}")
-    return dict(MODES[mode])
+    if device is None:
+        return dict(MODES[mode])
+    kind = str(device).partition(":")[0]
+    if kind not in DEVICE_SUPPORT:
+        raise RuntimeError(f"Unrecognized device={device!r}, should be 'cpu' or 'cuda'")
+    return {option: bool(value) and option in DEVICE_SUPPORT[kind] for option, value in MODES[mode].items()}
 
 
 @register_backend
@@ -63,15 +77,16 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     has `.kernels` (kernel IR), `.allocations` (arrays allocated per call), `.source` (C)
     and `.glue` (Python). Graphs it cannot compile run as the graph module itself.
     `mode` and `options`: NOTE(modes)."""
-    mode_options(mode)
+    chosen = {**mode_options(mode), **(options or {})}
     unknown = sorted(set(options or ()) - OPTIONS)
     if unknown:
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
+    autotune = bool(chosen.get("autotune"))
     examples = list(example_inputs or ())
     if not any(isinstance(example, Tensor) for example in examples):
-        return compile_graphs([(graph_module, examples)])[0]
+        return compile_graphs([(graph_module, examples)], autotune=autotune)[0]
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
-    compiled = compile_graphs([(graph_module, arrays)])[0]
+    compiled = compile_graphs([(graph_module, arrays)], autotune=autotune)[0]
     return graph_module if compiled is graph_module else _on_tensors(graph_module, compiled, examples)
 
 
@@ -112,16 +127,16 @@ def _depends_on(node: Node, inputs: set) -> bool:
     return False
 
 
-def compile_graphs(items, target: str | None = None) -> list:
+def compile_graphs(items, target: str | None = None, autotune: bool = False) -> list:
     """inductor() for several (graph_module, example_inputs) at once: every kernel of
     every graph in one translation unit, so one compiler run (tests batch their graphs).
     `target` (NOTE(targets)): "cpu", "cuda" or "cuda-emulation"; by default the first
-    graph's device decides."""
+    graph's device decides. `autotune`: NOTE(modes)."""
     if not items:
         return []
     chosen = TARGETS[target] if target is not None else target_for(items[0][0].graph)
     with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
-        return _compile_graphs(items, chosen)
+        return _compile_graphs(items, chosen, autotune)
 
 
 @contextlib.contextmanager
@@ -141,34 +156,48 @@ def _recursion_room(nodes: int):
         sys.setrecursionlimit(previous)
 
 
-def _compile_graphs(items, target) -> list:
+def _compile_graphs(items, target, autotune: bool = False) -> list:
+    try:
+        target.array_module()
+    except build.CompilerUnavailable as error:  # CUDA graphs without CuPy
+        _warn_unavailable(error)
+        counters["inductor"]["eager_fallbacks"] += len(items)
+        return [graph_module for graph_module, _ in items]
     plans = []
     for position, (graph_module, example_inputs) in enumerate(items):
-        layouts = _layouts(graph_module.graph, example_inputs, target.device)
+        layouts = _layouts(graph_module.graph, example_inputs, target)
         plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target) if layouts is not None else None)
     library = _load([plan for plan in plans if plan is not None], target)
+    if autotune and hasattr(library, "autotune"):  # a CUDA library (NOTE(cuda-autotune))
+        library.autotune = True
     if library is None:
         return [graph_module for graph_module, _ in items]
     return [plan.bind(library) if plan is not None else graph_module
             for plan, (graph_module, _) in zip(plans, items)]
 
 
-def _layouts(graph, example_inputs, device: str) -> dict[str, str] | None:
+def _layouts(graph, example_inputs, target) -> dict[str, str] | None:
     """The layout each array input is compiled for (NOTE(layouts)); None when the graph
     is not for the target's device."""
     layouts = {}
     examples = list(example_inputs) if example_inputs is not None else []
     for position, node in enumerate(graph.placeholders):
         if isinstance(node.meta, TensorMeta):
-            if node.meta.device != device:
+            if not target.accepts(node.meta.device):
                 return None
             example = examples[position] if position < len(examples) else None
             layouts[node.name] = layout_of(example) if hasattr(example, "flags") else "C"
     return layouts
 
 
-def _load(plans: list[_Plan], target):
+def _warn_unavailable(error) -> None:
     global _warned_no_compiler
+    if not _warned_no_compiler:
+        _warned_no_compiler = True
+        warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=5)
+
+
+def _load(plans: list[_Plan], target):
     if not plans:
         return None
     try:
@@ -177,9 +206,7 @@ def _load(plans: list[_Plan], target):
         counters["inductor"]["too_deep"] += len(plans)
         return None
     except build.CompilerUnavailable as error:
-        if not _warned_no_compiler:
-            _warned_no_compiler = True
-            warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=4)
+        _warn_unavailable(error)
     except build.BuildError as error:
         warnings.warn(f"pyjit: a generated kernel failed to compile, so its graph runs eagerly "
                       f"(please report it): {error}", stacklevel=4)
@@ -201,7 +228,8 @@ class _Plan:
     @classmethod
     def make(cls, graph_module, layouts: dict[str, str], prefix: str, target) -> _Plan | None:
         try:
-            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel", device=target.device)
+            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
+                                 device=graph_device(graph_module.graph))
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None

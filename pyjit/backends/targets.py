@@ -24,7 +24,12 @@ from ..codegen import c_renderer, cuda_renderer
 
 
 class CpuTarget:
-    name, device = "cpu", "cpu"
+    name = "cpu"
+
+    @staticmethod
+    def accepts(device: str) -> bool:
+        """Whether the target compiles graphs of arrays on `device` ("cpu", "cuda:0")."""
+        return device == "cpu"
 
     @staticmethod
     def array_module():
@@ -40,13 +45,17 @@ class CpuTarget:
 
 
 class CudaTarget:
-    name, device = "cuda", "cuda"
+    name = "cuda"
+
+    @staticmethod
+    def accepts(device: str) -> bool:
+        return device.startswith("cuda")
 
     @staticmethod
     def array_module():
-        import cupy
+        from ..codegen import cuda_build
 
-        return cupy
+        return cuda_build.cupy_module()
 
     @staticmethod
     def load(kernels: list):
@@ -60,7 +69,8 @@ class CudaTarget:
 
 
 class CudaEmulationTarget(CudaTarget):
-    name, device = "cuda-emulation", "cpu"
+    name = "cuda-emulation"
+    accepts = CpuTarget.accepts
 
     @staticmethod
     def array_module():
@@ -81,7 +91,11 @@ class CudaEmulationTarget(CudaTarget):
 TARGETS = {target.name: target for target in (CpuTarget, CudaTarget, CudaEmulationTarget)}
 
 
+def graph_device(graph) -> str:
+    """The device of a graph's array inputs (the first one's; "cpu" without any)."""
+    return next((node.meta.device for node in graph.placeholders if hasattr(node.meta, "device")), "cpu")
+
+
 def target_for(graph) -> type:
-    """The target of a graph: CUDA when an array input lives on the GPU."""
-    devices = {getattr(node.meta, "device", "cpu") for node in graph.placeholders}
-    return CudaTarget if "cuda" in devices else CpuTarget
+    """The target of a graph: CUDA when its arrays live on a GPU."""
+    return CudaTarget if CudaTarget.accepts(graph_device(graph)) else CpuTarget
