@@ -39,9 +39,6 @@ from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, Index
 from .lowering import (Operand, Unsupported, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
                        is_one, offset, same_shape, typed_formula, view_source_index)
 
-VIEW_OPS = ("reshape", "transpose", "broadcast_to", "getitem")
-
-
 class FusionConflict(Exception):
     """A node reads a reduction of the group it would join at another point."""
 
@@ -210,7 +207,7 @@ class _Scheduler:
         return isinstance(x, Node) and is_array(x)
 
     def _view_ok(self, node: Node) -> bool:
-        if node.target.name not in VIEW_OPS or not isinstance(node.args[0], Node):
+        if getattr(node.target, "index_rule", None) is None or not isinstance(node.args[0], Node):
             return False
         if any(isinstance(item, Node) for item in node.inputs()[1:]):
             return False

@@ -14,6 +14,8 @@ NOTE(op-entry): an `Op` holds
   * `formula(*args, **kwargs)`: for pointwise ops, the scalar expression a renderer
     translates into C or CUDA (pyjit/ops/formula.py);
   * `reduction`: for reductions, how a kernel combines (NOTE(reduction-rule));
+  * `index_rule`: for views, where an element of the view is in its source
+    (NOTE(view-index-rule) in pyjit/ops/views.py);
   * `category`: pointwise, reduction, matmul, view or other.
 A `Composite` is a decomposition into registry ops and has no rules of its own: called
 on arrays it computes, called on graph nodes it records its primitives, and its
@@ -54,13 +56,15 @@ class Op:
 
     def __init__(self, name: str, *, category: str, impl: Callable, meta: Callable,
                  vjp: Callable | None = None, formula: Callable | None = None,
-                 reduction: ReductionRule | None = None, doc: str = ""):
+                 reduction: ReductionRule | None = None, index_rule: Callable | None = None, doc: str = ""):
         if category not in CATEGORIES:
             raise ValueError(f"op {name}: category {category!r} is not one of {CATEGORIES}")
         if (category == "pointwise") != (formula is not None):
             raise ValueError(f"op {name}: pointwise ops, and only they, have a formula")
         if (category == "reduction") != (reduction is not None):
             raise ValueError(f"op {name}: reductions, and only they, have a reduction rule")
+        if (category == "view") != (index_rule is not None):
+            raise ValueError(f"op {name}: views, and only they, have an index rule")
         self.name = self.__name__ = self.__qualname__ = name
         self.__module__ = "pyjit.ops"  # the printed code reaches entries as pyjit.ops.<name>
         self.__doc__ = doc
@@ -70,6 +74,7 @@ class Op:
         self.vjp = vjp
         self.formula = formula
         self.reduction = reduction
+        self.index_rule = index_rule
 
     def __call__(self, *args, **kwargs):
         dispatcher, xp = _inspect_arguments(args, kwargs)
@@ -107,11 +112,12 @@ def register(entry: Op | Composite) -> Op | Composite:
 
 
 def primitive(name: str, *, category: str, meta: Callable, vjp: Callable | None = None,
-              formula: Callable | None = None, reduction: ReductionRule | None = None):
+              formula: Callable | None = None, reduction: ReductionRule | None = None,
+              index_rule: Callable | None = None):
     """Decorator: register the decorated `impl(xp, ...)` as the primitive op `name`."""
     def wrap(impl: Callable) -> Op:
         return register(Op(name, category=category, impl=impl, meta=meta, vjp=vjp, formula=formula,
-                           reduction=reduction, doc=impl.__doc__ or ""))
+                           reduction=reduction, index_rule=index_rule, doc=impl.__doc__ or ""))
     return wrap
 
 

@@ -131,3 +131,12 @@ def test_reductions_without_a_rule_are_refused():
 
     with pytest.raises(ValueError, match="reduction rule"):
         Op("made_up_sum", category="reduction", impl=np.sum, meta=lambda x: x)
+
+
+def test_every_view_has_an_index_rule():
+    from pyjit.ops.registry import Op
+
+    views = [entry for entry in REGISTRY.values() if entry.category == "view"]
+    assert views and all(callable(entry.index_rule) for entry in views)
+    with pytest.raises(ValueError, match="index rule"):
+        Op("made_up_view", category="view", impl=np.reshape, meta=lambda x: x)
