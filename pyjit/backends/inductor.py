@@ -31,7 +31,8 @@ from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import counters
 from .registry import register_backend
-from .targets import TARGETS, graph_device, target_for
+from . import cuda_graphs
+from .targets import TARGETS, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
@@ -44,15 +45,15 @@ _warned_no_compiler = False
 #     the C kernels have one schedule, so there is nothing to autotune; the names are
 #     accepted so that code written for torch.compile runs.
 #   * CUDA: "autotune" times each kernel's block sizes with CUDA events on its first call
-#     at given sizes and keeps the fastest (NOTE(cuda-autotune)). "cuda_graphs" is
-#     accepted but not implemented yet: launches go one by one on CuPy's current stream.
+#     at given sizes and keeps the fastest (NOTE(cuda-autotune)); "cuda_graphs" replays a
+#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in cuda_graphs.py).
 # Unknown modes or options are refused.
 MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True},
          "max-autotune": {"autotune": True, "cuda_graphs": True},
          "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False}}
 OPTIONS = frozenset({"cuda_graphs", "autotune"})
 # What each option does per device (NOTE(modes)).
-DEVICE_SUPPORT = {"cpu": frozenset(), "cuda": frozenset({"autotune"})}
+DEVICE_SUPPORT = {"cpu": frozenset(), "cuda": frozenset({"autotune", "cuda_graphs"})}
 
 
 def mode_options(mode: str | None = None, device: str | None = None) -> dict:
@@ -84,7 +85,11 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     autotune = bool(chosen.get("autotune"))
     examples = list(example_inputs or ())
     if not any(isinstance(example, Tensor) for example in examples):
-        return compile_graphs([(graph_module, examples)], autotune=autotune)[0]
+        compiled = compile_graphs([(graph_module, examples)], autotune=autotune)[0]
+        if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
+                and not cuda_graphs.is_dynamic(graph_module)):
+            return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
+        return compiled
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
     compiled = compile_graphs([(graph_module, arrays)], autotune=autotune)[0]
     return graph_module if compiled is graph_module else _on_tensors(graph_module, compiled, examples)

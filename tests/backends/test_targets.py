@@ -49,8 +49,8 @@ def test_the_emulation_target_computes_like_the_cpu_one():
 
 @pytest.mark.parametrize(("mode", "cpu", "cuda"), [
     ("default", {}, {}),
-    ("reduce-overhead", {"cuda_graphs": False}, {"cuda_graphs": False}),
-    ("max-autotune", {"autotune": False, "cuda_graphs": False}, {"autotune": True, "cuda_graphs": False}),
+    ("reduce-overhead", {"cuda_graphs": False}, {"cuda_graphs": True}),
+    ("max-autotune", {"autotune": False, "cuda_graphs": False}, {"autotune": True, "cuda_graphs": True}),
     ("max-autotune-no-cudagraphs", {"autotune": False, "cuda_graphs": False},
      {"autotune": True, "cuda_graphs": False}),
 ])
