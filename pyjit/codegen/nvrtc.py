@@ -123,18 +123,16 @@ def _with_nvrtc(nvrtc, source: str, arch: str, name: str, quick: bool, cubin: bo
 
 
 def _with_nvcc(source: str, arch: str, quick: bool) -> tuple[str, str]:
+    """One nvcc run to a cubin (so ptxas's warnings show too), keeping the PTX it made."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "kernel.cu")
         with open(path, "w") as file:
             file.write(source)
-        command = ["nvcc", "-cubin", f"-arch={arch}", "-std=c++17", *(["-Xptxas=-O0"] if quick else []), path,
-                   "-o", path + ".cubin"]
+        command = ["nvcc", "-cubin", f"-arch={arch}", "-std=c++17", "--keep", "--keep-dir", folder,
+                   *(["-Xptxas=-O0"] if quick else []), path, "-o", path + ".cubin"]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
             raise CudaCompileError(f"nvcc could not compile for {arch}:\n{done.stderr}")
-        command = ["nvcc", "-ptx", f"-arch={arch}", "-std=c++17", path, "-o", path + ".ptx"]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode:
-            raise CudaCompileError(f"nvcc could not compile for {arch}:\n{done.stderr}")
-        with open(path + ".ptx") as file:
+        ptx = [name for name in os.listdir(folder) if name.endswith(".ptx")]
+        with open(os.path.join(folder, ptx[0])) as file:
             return file.read(), done.stderr

@@ -31,6 +31,7 @@ class ScalarOp:
     arity: int
     ufunc: Any
     spellings: dict
+    costly: bool = False  # a library call or a division loop: worth keeping rather than recomputing
 
     def spelling(self, target: str):
         try:
@@ -39,10 +40,10 @@ class ScalarOp:
             raise LookupError(f"scalar op {self.name} has no {target} spelling") from None
 
 
-def _entry(name: str, arity: int, ufunc, spell=None, **per_target) -> ScalarOp:
+def _entry(name: str, arity: int, ufunc, spell=None, costly: bool = False, **per_target) -> ScalarOp:
     spellings = S.same_on_every_target(spell) if spell is not None else {}
     spellings.update(per_target)
-    return ScalarOp(name, arity, ufunc, spellings)
+    return ScalarOp(name, arity, ufunc, spellings, costly)
 
 
 def _logical(symbol: str):
@@ -55,9 +56,10 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("sub", 2, np.subtract, S.wrapping("-")),
     _entry("mul", 2, np.multiply, S.wrapping("*", "&")),
     _entry("div", 2, np.true_divide, S.template("{0} / {1}")),
-    _entry("floordiv", 2, np.floor_divide, S.integer_helper("floordiv", "({1} == 0 ? 0 : ({T})({0} / {1}))")),
-    _entry("mod", 2, np.remainder, S.integer_helper("mod", "({1} == 0 ? 0 : ({T})({0} % {1}))")),
-    _entry("pow", 2, np.power, S.power),
+    _entry("floordiv", 2, np.floor_divide, S.integer_helper("floordiv", "({1} == 0 ? 0 : ({T})({0} / {1}))"),
+           costly=True),
+    _entry("mod", 2, np.remainder, S.integer_helper("mod", "({1} == 0 ? 0 : ({T})({0} % {1}))"), costly=True),
+    _entry("pow", 2, np.power, S.power, costly=True),
     _entry("neg", 1, np.negative, S.by_kind("-{0}", "({T})(0 - ({U}){0})")),
     _entry("abs", 1, np.absolute, S.by_kind("{B}fabs{f}({0})", "({T})({0} < 0 ? 0 - ({U}){0} : ({U}){0})", "{0}")),
     _entry("sign", 1, np.sign, S.by_kind("({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : ({0} == 0 ? ({T})0 : {0})))",
@@ -77,15 +79,22 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("logical_xor", 2, np.logical_xor, _logical("^")),
     _entry("logical_not", 1, np.logical_not, S.template("({0} == 0)")),
     _entry("where", 3, None, S.template("({0} ? {1} : {2})")),      # where(condition, a, b)
-    _entry("exp", 1, np.exp, S.math_call("exp")), _entry("log", 1, np.log, S.math_call("log")),
-    _entry("log1p", 1, np.log1p, S.math_call("log1p")), _entry("expm1", 1, np.expm1, S.math_call("expm1")),
+    _entry("exp", 1, np.exp, S.math_call("exp"), costly=True),
+    _entry("log", 1, np.log, S.math_call("log"), costly=True),
+    _entry("log1p", 1, np.log1p, S.math_call("log1p"), costly=True),
+    _entry("expm1", 1, np.expm1, S.math_call("expm1"), costly=True),
     _entry("sqrt", 1, np.sqrt, S.builtin_call("sqrt")),
-    _entry("sin", 1, np.sin, S.math_call("sin")), _entry("cos", 1, np.cos, S.math_call("cos")),
-    _entry("tan", 1, np.tan, S.math_call("tan")), _entry("tanh", 1, np.tanh, S.math_call("tanh")),
-    _entry("sinh", 1, np.sinh, S.math_call("sinh")), _entry("cosh", 1, np.cosh, S.math_call("cosh")),
-    _entry("arcsin", 1, np.arcsin, S.math_call("asin")), _entry("arccos", 1, np.arccos, S.math_call("acos")),
-    _entry("arctan", 1, np.arctan, S.math_call("atan")), _entry("arctan2", 2, np.arctan2, S.math_call("atan2")),
-    _entry("erf", 1, _C.erf, S.math_call("erf")),
+    _entry("sin", 1, np.sin, S.math_call("sin"), costly=True),
+    _entry("cos", 1, np.cos, S.math_call("cos"), costly=True),
+    _entry("tan", 1, np.tan, S.math_call("tan"), costly=True),
+    _entry("tanh", 1, np.tanh, S.math_call("tanh"), costly=True),
+    _entry("sinh", 1, np.sinh, S.math_call("sinh"), costly=True),
+    _entry("cosh", 1, np.cosh, S.math_call("cosh"), costly=True),
+    _entry("arcsin", 1, np.arcsin, S.math_call("asin"), costly=True),
+    _entry("arccos", 1, np.arccos, S.math_call("acos"), costly=True),
+    _entry("arctan", 1, np.arctan, S.math_call("atan"), costly=True),
+    _entry("arctan2", 2, np.arctan2, S.math_call("atan2"), costly=True),
+    _entry("erf", 1, _C.erf, S.math_call("erf"), costly=True),
     _entry("floor", 1, np.floor, S.by_kind("{B}floor{f}({0})", "{0}")),
     _entry("ceil", 1, np.ceil, S.by_kind("{B}ceil{f}({0})", "{0}")),
     _entry("rint", 1, np.rint, S.by_kind("{B}rint{f}({0})", "{0}")),  # half to even
