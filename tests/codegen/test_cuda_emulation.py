@@ -151,13 +151,15 @@ def test_special_values_give_numpys_results(corpus):
 
 
 # -- the same kernels through NVRTC (NOTE(nvrtc-check)) ---------------------------------------
-def checked_kernels(corpus) -> list:
+def checked_kernels(corpus, symbolic: bool) -> list:
     """The kernels NVRTC compiles: those of the special values (every pointwise op, cast
-    and reduction in every dtype), of the workloads and of each sample row as sampled.
-    (Strided and symbolic variants render the same code with size parameters in the
-    indices; NVRTC on all of them takes minutes.)"""
+    and reduction in every dtype), of the workloads, of each sample row as sampled, and
+    with `symbolic`, of each row with symbolic sizes (64-bit indices over size
+    parameters; the strided variants differ from them only by stride parameters).
+    NVRTC on everything for every architecture would take minutes."""
     cases, special = corpus
-    functions = [function for key, (module, function, _) in cases.items() if key[2] in ("sampled", "workload")]
+    variants = ("sampled", "workload", "dynamic") if symbolic else ("sampled", "workload")
+    functions = [function for key, (module, function, _) in cases.items() if key[2] in variants]
     functions += [function for _, module, function, _ in special]
     distinct = {}
     for kernel in (kernel for function in functions for kernel in getattr(function, "kernels", ())):
@@ -166,10 +168,10 @@ def checked_kernels(corpus) -> list:
 
 
 @pytest.mark.skipif(nvrtc.available() is None, reason="no NVRTC (pip install nvidia-cuda-nvrtc-cu12) and no nvcc")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch):
-    kernels = checked_kernels(corpus)
-    assert len(kernels) > 800
+@pytest.mark.parametrize(("arch", "symbolic"), [("sm_80", True), ("sm_90", False)])
+def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch, symbolic):
+    kernels = checked_kernels(corpus, symbolic)
+    assert len(kernels) > 800 and (any(kernel.sizes for kernel in kernels) or not symbolic)
     ptx, log = nvrtc.compile_ptx(cuda_renderer.render_unit(kernels).source, arch, quick=True)
     assert "warning" not in log.lower(), log[:3000]
     assert ptx.count(".entry") >= len(kernels)
