@@ -24,7 +24,8 @@ import numpy as np
 
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
-from .kernel_ir import Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var, walk_values
+from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
+                        nests_parallel_in_serial, walk_values)
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
     ("bool", "uint8_t"), ("int8", "int8_t"), ("int16", "int16_t"), ("int32", "int32_t"), ("int64", "int64_t"),
@@ -166,7 +167,7 @@ class _KernelWriter:
                         f"({qualifier}{ctype(buffer.dtype)} *)buffers[{position}];")
         for position, name in enumerate(kernel.sizes):
             head.append(f"    const int64_t {name} = sizes[{position}];")
-        if _nests_parallel_in_serial(kernel.body):
+        if nests_parallel_in_serial(kernel.body):
             self._team_region(kernel.body)
         else:
             self._block(kernel.body, 1, {}, top=True)
@@ -317,13 +318,6 @@ class _KernelWriter:
 
     def _emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
-
-
-def _nests_parallel_in_serial(body) -> bool:
-    def parallel_inside(statements) -> bool:
-        return any(isinstance(s, Loop) and (s.parallel or parallel_inside(s.body)) for s in statements)
-
-    return any(isinstance(s, Loop) and not s.parallel and parallel_inside(s.body) for s in body)
 
 
 def _collapse(count: int) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import config
 from . import build, nvrtc
-from .cuda_renderer import CudaKernel, CudaUnit
+from .cuda_renderer import CudaKernel, CudaUnit, launch_plan
 
 _LAYOUT_VERSION = "pyjit-cuda-1"
 DEFAULT_BLOCK = 256
@@ -117,9 +117,9 @@ class _Launcher:
         self._launch(params, sizes, block)
 
     def _launch(self, params, sizes, block: int) -> None:
-        named = dict(zip(self.kernel.sizes, sizes))
-        for function, launch in zip(self.functions, self.kernel.launches):
-            function((launch.grid(named, block),), (block,), params)
+        plan = launch_plan(self.kernel, dict(zip(self.kernel.sizes, sizes)), block)
+        for function, (_, grid) in zip(self.functions, plan):
+            function((grid,), (block,), params)
 
     def _tune(self, params, sizes) -> int:
         """NOTE(cuda-autotune)."""

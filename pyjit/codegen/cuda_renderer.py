@@ -42,7 +42,7 @@ from ..ops.registry import REGISTRY
 from ..ops.spelling import HELPERS
 from .c_renderer import ctype, index_text, literal, suffix, utype
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
-                        substitute_body, walk_values)
+                        nests_parallel_in_serial, substitute_body, walk_values)
 
 # Partials of a split reduction: at most this many blocks take part in the first pass.
 SPLIT_BLOCKS = 1024
@@ -157,11 +157,11 @@ typedef unsigned long long uint64_t;
 
 # NOTE(block-reduce): every thread of the block calls pyjit_block_reduce with its partial
 # (convergent code: no thread returns early), so its shuffles and barriers are reached
-# by all of them; each warp folds its lanes with shuffles (lane 0 ends with the warp's
-# value), warp 0's... every warp then folds the warps' values read from shared memory
-# (only warp 0's result is used; the others compute the same to stay convergent), and
-# thread 0's result is broadcast through shared memory. The order of combination is
-# fixed, so a configuration always gives the same bits.
+# by all of them. Each warp folds its lanes with shuffles (lane 0 ends with the warp's
+# value) and writes it to shared memory; then every warp folds those warp values the
+# same way (only warp 0's result is used: the others repeat the work to stay
+# convergent), and thread 0's result is broadcast through shared memory. The order of
+# combination is fixed, so a launch configuration always gives the same bits.
 _BLOCK_REDUCE = r"""
 #define PYJIT_SHFL(T, V) PYJIT_FN T pyjit_shfl_down(T v, unsigned offset) { \
     return (T)__shfl_down_sync(0xffffffffu, (V)v, offset); }
@@ -353,7 +353,7 @@ class _KernelWriter:
 
     # -- structure ------------------------------------------------------------------------
     def write(self) -> str:
-        if _parallel_in_serial(self.body):
+        if nests_parallel_in_serial(self.body):
             self._function("team", _parallel_extent(self.body), lambda: self._block(self.body, 1, {}, "thread"))
         else:
             pending_stores: list = []
@@ -664,14 +664,7 @@ def _is_row_loop(statement) -> bool:
     return isinstance(statement, Loop) and any(isinstance(s, (Loop, Reduce)) for s in statement.body)
 
 
-def _parallel_in_serial(body) -> bool:
-    def parallel_inside(statements) -> bool:
-        return any(isinstance(s, Loop) and (s.parallel or parallel_inside(s.body)) for s in statements)
-
-    return any(isinstance(s, Loop) and not s.parallel and parallel_inside(s.body) for s in body)
-
-
-def _parallel_extent(body) -> Index:
+def _parallel_extent(body) -> Index | None:
     """The iterations of the first parallel loop of a team kernel (all have the same)."""
     for statement in body:
         if isinstance(statement, Loop):

@@ -450,6 +450,16 @@ def _format_body(body, lines: list[str], depth: int) -> None:
             lines.append(f"{pad}{statement.buffer}[{statement.index}] = {statement.value}")
 
 
+def nests_parallel_in_serial(body) -> bool:
+    """Whether a kernel body has parallel loops inside a serial one (the columnar
+    reductions of NOTE(columnar-reductions)): all its parallel loops share one
+    partition of their iterations, which renderers keep across the whole body."""
+    def parallel_inside(statements) -> bool:
+        return any(isinstance(s, Loop) and (s.parallel or parallel_inside(s.body)) for s in statements)
+
+    return any(isinstance(s, Loop) and not s.parallel and parallel_inside(s.body) for s in body)
+
+
 # -- passes ---------------------------------------------------------------------------
 def simplify(index: Index) -> Index:
     """`(a // b) * b + a % b` becomes `a` (what flattening then unflattening leaves)."""
