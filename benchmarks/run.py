@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import pyjit  # noqa: E402
-from engines import PEERS, all_engines, installed_peers  # noqa: E402
+from engines import PEERS, all_engines, gpu_missing, installed_peers  # noqa: E402
 from workloads import BY_NAME, WORKLOADS  # noqa: E402
 
 MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
@@ -56,9 +56,14 @@ def progress(text: str) -> None:
 
 
 def run_row(engine, workload, cache_root: str, quick: bool) -> dict:
-    """One row: the cold run, then a warm start where the engine keeps a disk cache."""
+    """One row: the cold run, then a warm start where the engine keeps a disk cache. A
+    CUDA row where there is no GPU is a row saying so, never a figure."""
     cache = os.path.join(cache_root, engine.name, workload.name)
     started = time.perf_counter()
+    missing = gpu_missing() if engine.kind == "gpu" else None
+    if missing is not None:
+        progress(f"  {engine.name:24s} {missing}")
+        return {"workload": workload.name, "engine": engine.name, "status": "no GPU", "error": missing}
     row = {"workload": workload.name, "engine": engine.name,
            **measure(["run", engine.name, workload.name, "--cache", cache], quick)}
     if engine.disk_cache and row["status"] != "failed":
@@ -80,7 +85,7 @@ def run_all(engines, workloads, quick: bool) -> tuple[list[dict], list[dict]]:
             progress(f"[{number}/{len(workloads)}] {workload.name}")
             rows += [run_row(engine, workload, cache_root, quick) for engine in engines if engine.applies(workload)]
         progress("dispatch overhead")
-        for engine in (engine for engine in engines if engine.compiles):
+        for engine in (engine for engine in engines if engine.compiles and engine.kind != "gpu"):
             cache = os.path.join(cache_root, engine.name, "dispatch")
             dispatch.append({"engine": engine.name, **measure(["dispatch", engine.name, "--cache", cache], quick)})
             result = dispatch[-1]
@@ -95,7 +100,7 @@ def add_ratios(rows: list[dict], bandwidth: float) -> None:
     numpy_rows = {row["workload"]: row for row in rows if row["engine"] == "numpy" and "median_ms" in row}
     for row in rows:
         baseline = numpy_rows.get(row["workload"])
-        if baseline is None:
+        if baseline is None or row["status"] == "no GPU":
             continue
         row["floor_ms"] = baseline["traffic_bytes"] / bandwidth * 1e3
         if "median_ms" in row:
@@ -130,6 +135,8 @@ def _status(row: dict) -> str | None:
     """None for a row that ran and agrees with NumPy; otherwise what went wrong."""
     if row["status"] == "ok":
         return None
+    if row["status"] == "no GPU":
+        return row["error"]
     if "error" in row:
         return f"{row['status'].upper()}: {row['error']}"
     return f"{row['status'].upper()}: largest difference from NumPy {row['max_abs_error']:.3g}"

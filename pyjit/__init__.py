@@ -55,12 +55,13 @@ def compile(fn=None, *, fullgraph=False, dynamic=None, backend=DEFAULT_BACKEND, 
                              rebuild=rebuild)
 
 
-def list_mode_options(mode=None):
+def list_mode_options(mode=None, device=None):
     """The options a `pyjit.compile` mode implies: "default", "reduce-overhead",
-    "max-autotune", "max-autotune-no-cudagraphs" (NOTE(modes) in pyjit/backends/inductor.py)."""
+    "max-autotune", "max-autotune-no-cudagraphs"; with `device` ("cpu", "cuda"), which of
+    them take effect there (NOTE(modes) in pyjit/backends/inductor.py)."""
     from pyjit.backends.inductor import mode_options
 
-    return mode_options(mode)
+    return mode_options(mode, device)
 
 
 def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):

@@ -26,36 +26,51 @@ from .. import config, logs, trace
 from ..autograd import Tensor
 from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import build
-from ..codegen.c_renderer import render_unit
 from ..codegen.lowering import Unsupported
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import counters
 from .registry import register_backend
+from . import cuda_graphs
+from .targets import TARGETS, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
 _warned_no_compiler = False
 
 
-# NOTE(modes): torch.compile's four modes, as the options each implies. On the CPU all
-# four compile the same kernels: CUDA graphs exist only on the GPU, and the C kernels
-# have one schedule, so there is nothing to autotune yet; the names are accepted so
-# that code written for torch.compile runs, and unknown modes or options are refused.
+# NOTE(modes): torch.compile's four modes, as the options each implies. What they do
+# depends on the device (`mode_options(mode, device)` says it):
+#   * CPU: all four compile the same C kernels. CUDA graphs exist only on the GPU, and
+#     the C kernels have one schedule, so there is nothing to autotune; the names are
+#     accepted so that code written for torch.compile runs.
+#   * CUDA: "autotune" times each kernel's block sizes with CUDA events on its first call
+#     at given sizes and keeps the fastest (NOTE(cuda-autotune)); "cuda_graphs" replays a
+#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in cuda_graphs.py).
+# Unknown modes or options are refused.
 MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True},
          "max-autotune": {"autotune": True, "cuda_graphs": True},
          "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False}}
 OPTIONS = frozenset({"cuda_graphs", "autotune"})
+# What each option does per device (NOTE(modes)).
+DEVICE_SUPPORT = {"cpu": frozenset(), "cuda": frozenset({"autotune", "cuda_graphs"})}
 
 
-def mode_options(mode: str | None = None) -> dict:
-    """The options `mode` implies (NOTE(modes)); RuntimeError for an unknown mode."""
+def mode_options(mode: str | None = None, device: str | None = None) -> dict:
+    """The options `mode` implies (NOTE(modes)); with `device` ("cpu" or "cuda"), those
+    that take effect there (True) and those that do nothing there (False).
+    RuntimeError for an unknown mode or device."""
     if mode is None:
         mode = "default"
     if mode not in MODES:
         raise RuntimeError(f"Unrecognized mode={mode!r}, should be one of: {', '.join(MODES)}")
-    return dict(MODES[mode])
+    if device is None:
+        return dict(MODES[mode])
+    kind = str(device).partition(":")[0]
+    if kind not in DEVICE_SUPPORT:
+        raise RuntimeError(f"Unrecognized device={device!r}, should be 'cpu' or 'cuda'")
+    return {option: bool(value) and option in DEVICE_SUPPORT[kind] for option, value in MODES[mode].items()}
 
 
 @register_backend
@@ -64,15 +79,20 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     has `.kernels` (kernel IR), `.allocations` (arrays allocated per call), `.source` (C)
     and `.glue` (Python). Graphs it cannot compile run as the graph module itself.
     `mode` and `options`: NOTE(modes)."""
-    mode_options(mode)
+    chosen = {**mode_options(mode), **(options or {})}
     unknown = sorted(set(options or ()) - OPTIONS)
     if unknown:
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
+    autotune = bool(chosen.get("autotune"))
     examples = list(example_inputs or ())
     if not any(isinstance(example, Tensor) for example in examples):
-        return compile_graphs([(graph_module, examples)])[0]
+        compiled = compile_graphs([(graph_module, examples)], autotune=autotune)[0]
+        if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
+                and not cuda_graphs.is_dynamic(graph_module)):
+            return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
+        return compiled
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
-    inference = _Lazy(lambda: _on_tensors(graph_module, compile_graphs([(graph_module, arrays)])[0], examples))
+    inference = _Lazy(lambda: _on_tensors(graph_module, compile_graphs([(graph_module, arrays)], autotune=autotune)[0], examples))
     return aot_function(graph_module, examples, fw_compiler=_on_arrays, bw_compiler=_on_arrays, inference=inference,
                         partitioner=config.aot_partitioner or "min_cut", memory_budget=config.aot_memory_budget)
 
@@ -118,11 +138,16 @@ def _on_tensors(graph_module, compiled, examples: list):
     return run
 
 
-def compile_graphs(items) -> list:
+def compile_graphs(items, target: str | None = None, autotune: bool = False) -> list:
     """inductor() for several (graph_module, example_inputs) at once: every kernel of
-    every graph in one translation unit, so one compiler run (tests batch their graphs)."""
+    every graph in one translation unit, so one compiler run (tests batch their graphs).
+    `target` (NOTE(targets)): "cpu", "cuda" or "cuda-emulation"; by default the first
+    graph's device decides. `autotune`: NOTE(modes)."""
+    if not items:
+        return []
+    chosen = TARGETS[target] if target is not None else target_for(items[0][0].graph)
     with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
-        return _compile_graphs(items)
+        return _compile_graphs(items, chosen, autotune)
 
 
 @contextlib.contextmanager
@@ -142,49 +167,59 @@ def _recursion_room(nodes: int):
         sys.setrecursionlimit(previous)
 
 
-def _compile_graphs(items) -> list:
+def _compile_graphs(items, target, autotune: bool = False) -> list:
+    try:
+        target.array_module()
+    except build.CompilerUnavailable as error:  # CUDA graphs without CuPy
+        _warn_unavailable(error)
+        counters["inductor"]["eager_fallbacks"] += len(items)
+        return [graph_module for graph_module, _ in items]
     plans = []
     with trace.stage("schedule"):
         for position, (graph_module, example_inputs) in enumerate(items):
-            layouts = _layouts(graph_module.graph, example_inputs)
-            plans.append(_Plan.make(graph_module, layouts, f"g{position}_") if layouts is not None else None)
-    library = _load([plan for plan in plans if plan is not None])
+            layouts = _layouts(graph_module.graph, example_inputs, target)
+            plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target) if layouts is not None else None)
+    library = _load([plan for plan in plans if plan is not None], target)
+    if autotune and hasattr(library, "autotune"):  # a CUDA library (NOTE(cuda-autotune))
+        library.autotune = True
     if library is None:
         return [graph_module for graph_module, _ in items]
     return [plan.bind(library) if plan is not None else graph_module
             for plan, (graph_module, _) in zip(plans, items)]
 
 
-def _layouts(graph, example_inputs) -> dict[str, str] | None:
+def _layouts(graph, example_inputs, target) -> dict[str, str] | None:
     """The layout each array input is compiled for (NOTE(layouts)); None when the graph
-    is not for this backend's device."""
+    is not for the target's device."""
     layouts = {}
     examples = list(example_inputs) if example_inputs is not None else []
     for position, node in enumerate(graph.placeholders):
         if isinstance(node.meta, TensorMeta):
-            if node.meta.device != "cpu":
+            if not target.accepts(node.meta.device):
                 return None
             example = examples[position] if position < len(examples) else None
             layouts[node.name] = layout_of(example) if hasattr(example, "flags") else "C"
     return layouts
 
 
-def _load(plans: list[_Plan]):
+def _warn_unavailable(error) -> None:
     global _warned_no_compiler
+    if not _warned_no_compiler:
+        _warned_no_compiler = True
+        warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=5)
+
+
+def _load(plans: list[_Plan], target):
     if not plans:
         return None
     try:
-        with trace.stage("render"):
-            source = render_unit([kernel for plan in plans for kernel in plan.schedule.kernels])
+        with trace.stage("kernels"):
+            return target.load([kernel for plan in plans for kernel in plan.schedule.kernels])
     except RecursionError:  # NOTE(deep-chains)
         counters["inductor"]["too_deep"] += len(plans)
         return None
-    try:
-        return build.load(source)
     except build.CompilerUnavailable as error:
-        if not _warned_no_compiler:
-            _warned_no_compiler = True
-            warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=4)
+        _warn_unavailable(error)
     except build.BuildError as error:
         warnings.warn(f"pyjit: a generated kernel failed to compile, so its graph runs eagerly "
                       f"(please report it): {error}", stacklevel=4)
@@ -195,7 +230,8 @@ def _load(plans: list[_Plan]):
 class _Plan:
     """One graph, scheduled for one set of input layouts, waiting for its kernels."""
 
-    def __init__(self, graph_module, layouts, scheduled, glue, namespace):
+    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target):
+        self.target = target
         self.graph_module = graph_module
         self.layouts = layouts
         self.schedule = scheduled
@@ -203,13 +239,14 @@ class _Plan:
         self.namespace = namespace
 
     @classmethod
-    def make(cls, graph_module, layouts: dict[str, str], prefix: str) -> _Plan | None:
+    def make(cls, graph_module, layouts: dict[str, str], prefix: str, target) -> _Plan | None:
         try:
-            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel")
+            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
+                                 device=graph_device(graph_module.graph))
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None
-            glue, namespace = glue_source(scheduled, layouts)
+            glue, namespace = glue_source(scheduled, layouts, xp=target.array_module())
         except (Unsupported, GlueError):
             return None
         except RecursionError:  # NOTE(deep-chains)
@@ -220,21 +257,21 @@ class _Plan:
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
                           f"eagerly (please report it): {type(error).__name__}: {error}", stacklevel=4)
             return None
-        return cls(graph_module, layouts, scheduled, glue, namespace)
+        return cls(graph_module, layouts, scheduled, glue, namespace, target)
 
     def bind(self, library, variants: _Variants | None = None):
         namespace = dict(self.namespace)
         for kernel in self.schedule.kernels:
             namespace[f"k_{kernel.name}"] = library.kernel(kernel.name, len(kernel.buffers), len(kernel.sizes))
         namespace["eager"] = self.graph_module
-        variants = variants if variants is not None else _Variants(self.graph_module)
+        variants = variants if variants is not None else _Variants(self.graph_module, self.target)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
         run = namespace["run"]
         variants.add(self.layouts, run)
         run.kernels = self.schedule.kernels
         run.allocations = len(self.schedule.allocations)
-        run.source = render_unit(self.schedule.kernels)
+        run.source = self.target.source(self.schedule.kernels)
         run.glue = self.glue
         run.graph_module = self.graph_module
         counters["inductor"]["graphs"] += 1
@@ -248,8 +285,9 @@ class _Plan:
 class _Variants:
     """The compiled variants of one graph, by input layouts (NOTE(layouts))."""
 
-    def __init__(self, graph_module):
+    def __init__(self, graph_module, target):
         self.graph_module = graph_module
+        self.target = target
         self.arrays = [node.name for node in graph_module.graph.placeholders if isinstance(node.meta, TensorMeta)]
         self.positions = [position for position, node in enumerate(graph_module.graph.placeholders)
                           if isinstance(node.meta, TensorMeta)]
@@ -263,8 +301,8 @@ class _Variants:
         run = self.table.get(key)
         if run is None:
             with _recursion_room(len(self.graph_module.graph.nodes)):
-                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "")
-                library = _load([plan]) if plan is not None else None
+                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target)
+                library = _load([plan], self.target) if plan is not None else None
                 run = plan.bind(library, self) if library is not None else self.graph_module
             self.table[key] = run
         if run is self.graph_module:

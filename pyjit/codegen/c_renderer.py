@@ -15,14 +15,17 @@ inline is a `__builtin_*` (the build passes -fno-builtin, which keeps GCC from t
 the declared names as its own builtins). Integer arithmetic that C leaves undefined on
 overflow is done in unsigned types (NumPy wraps around); division by zero and the
 other integer corner cases follow NumPy (docs/codegen.md lists them).
-A CUDA renderer overrides the rows of OPS that differ and the loop rendering.
+How each scalar op is written is its entry's C spelling (NOTE(spelling)).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .kernel_ir import Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var, walk_values
+from ..ops.formula import SCALAR_OPS
+from ..ops.spelling import HELPERS
+from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
+                        nests_parallel_in_serial, walk_values)
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
     ("bool", "uint8_t"), ("int8", "int8_t"), ("int16", "int16_t"), ("int32", "int32_t"), ("int64", "int64_t"),
@@ -91,125 +94,23 @@ def literal(value, dtype: np.dtype) -> str:
     return f"(({ctype(dtype)}){value})"
 
 
-# -- the op table ------------------------------------------------------------------------
-# Each row renders `op(args)` given the C text of the arguments, their dtypes and the
-# result's dtype.
-def _wrapping(symbol: str, bool_symbol: str | None = None):
-    def render(args, dtypes, out):
-        a, b = args
-        if out.kind == "f":
-            return f"{a} {symbol} {b}"
-        if out.kind == "b":
-            return f"({a} {bool_symbol} {b})"
-        return f"({ctype(out)})(({utype(out)}){a} {symbol} ({utype(out)}){b})"
-    return render
+class CDialect:
+    """What the shared spellings of the scalar ops need to know about C (NOTE(spelling)
+    in pyjit/ops/spelling.py)."""
+
+    ctype = staticmethod(ctype)
+    utype = staticmethod(utype)
+    suffix = staticmethod(suffix)
+    float_literal = staticmethod(float_literal)
+
+    @staticmethod
+    def builtin(name: str) -> str:
+        return f"__builtin_{name}"
 
 
-def _by_kind(float_text: str, int_text: str, unsigned_text: str | None = None, bool_text: str | None = None):
-    """A row whose text depends on the kind of the result's dtype ({0}, {1}: arguments,
-    {T}: C type, {U}: wrapping type, {f}: float suffix)."""
-    def render(args, dtypes, out):
-        kind = dtypes[0].kind
-        text = {"f": float_text, "i": int_text, "u": unsigned_text or int_text, "b": bool_text or unsigned_text
-                or int_text}[kind]
-        return text.format(*args, T=ctype(dtypes[0]), U=utype(dtypes[0]), f=suffix(dtypes[0]))
-    return render
-
-
-def _float_call(function: str):
-    return lambda args, dtypes, out: f"{function}{suffix(out)}({', '.join(args)})"
-
-
-def _integer_helper(helper: str, unsigned_text: str):
-    def render(args, dtypes, out):
-        if out.kind == "f":
-            return f"pyjit_{helper}_f{out.itemsize * 8}({args[0]}, {args[1]})"
-        if out.kind == "u":
-            return unsigned_text.format(*args, T=ctype(out))
-        return f"({ctype(out)})pyjit_{helper}_i64((int64_t){args[0]}, (int64_t){args[1]})"
-    return render
-
-
-def _power(args, dtypes, out):
-    if out.kind == "f":
-        return f"pow{suffix(out)}({args[0]}, {args[1]})"
-    return f"({ctype(out)})pyjit_ipow((uint64_t){args[0]}, (uint64_t){args[1]})"
-
-
-_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-
-
-def _comparison(symbol: str):
-    def render(args, dtypes, out):
-        a, b = args
-        if dtypes[0] == dtypes[1] or {dtypes[0].kind, dtypes[1].kind} != {"i", "u"}:
-            return f"({a} {symbol} {b})"
-        # int64 against uint64 (NumPy compares exactly): a negative value is below every unsigned one.
-        relation = symbol
-        if dtypes[0].kind == "u":
-            a, b, relation = b, a, _SWAPPED[symbol]
-        negative_answer = "1" if relation in ("<", "<=", "!=") else "0"
-        return f"({a} < 0 ? {negative_answer} : (uint64_t){a} {relation} {b})"
-    return render
-
-
-def _cast(args, dtypes, out):
-    (a,), source = args, dtypes[0]
-    if out.kind == "b":
-        return f"({a} != 0)"
-    if source.kind != "f" or out.kind == "f":
-        return f"({ctype(out)}){a}"
-    # Float to integer as NumPy's loops do it here: through int32 for the small types
-    # and through int64, unsigned types by the offset trick, so out-of-range values and
-    # NaN give the same (x86 "integer indefinite") results.
-    if out.itemsize < 4:
-        return f"({ctype(out)})(int32_t){a}"
-    if out.kind == "i":
-        return f"({ctype(out)}){a}"
-    bits = out.itemsize * 8
-    signed, half = ("int32_t", "2147483648.0") if bits == 32 else ("int64_t", "9223372036854775808.0")
-    half += suffix(source)
-    top = "0x80000000u" if bits == 32 else "0x8000000000000000ull"
-    return (f"({a} >= {half} ? ({ctype(out)})(({ctype(out)})({signed})({a} - {half}) ^ {top}) "
-            f": ({ctype(out)})({signed}){a})")
-
-
-OPS = {
-    "add": _wrapping("+", "|"), "sub": _wrapping("-"), "mul": _wrapping("*", "&"),
-    "div": lambda args, dtypes, out: f"{args[0]} / {args[1]}",
-    "floordiv": _integer_helper("floordiv", "({1} == 0 ? 0 : ({T})({0} / {1}))"),
-    "mod": _integer_helper("mod", "({1} == 0 ? 0 : ({T})({0} % {1}))"),
-    "pow": _power,
-    "neg": _by_kind("-{0}", "({T})(0 - ({U}){0})"),
-    "abs": _by_kind("__builtin_fabs{f}({0})", "({T})({0} < 0 ? 0 - ({U}){0} : ({U}){0})", "{0}"),
-    "sign": _by_kind("({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : ({0} == 0 ? ({T})0 : {0})))",
-                     "({T})(({0} > 0) - ({0} < 0))", "({T})({0} > 0)"),
-    "square": lambda args, dtypes, out: OPS["mul"]([args[0], args[0]], dtypes * 2, out),
-    "reciprocal": lambda args, dtypes, out: f"({ctype(out)})1 / {args[0]}",
-    "maximum": _by_kind("(({0} > {1} || {0} != {0}) ? {0} : {1})", "({0} > {1} ? {0} : {1})",
-                        bool_text="({0} | {1})"),
-    "minimum": _by_kind("(({0} < {1} || {0} != {0}) ? {0} : {1})", "({0} < {1} ? {0} : {1})",
-                        bool_text="({0} & {1})"),
-    "eq": _comparison("=="), "ne": _comparison("!="), "lt": _comparison("<"), "le": _comparison("<="),
-    "gt": _comparison(">"), "ge": _comparison(">="),
-    "logical_and": lambda args, dtypes, out: f"(({args[0]} != 0) & ({args[1]} != 0))",
-    "logical_or": lambda args, dtypes, out: f"(({args[0]} != 0) | ({args[1]} != 0))",
-    "logical_xor": lambda args, dtypes, out: f"(({args[0]} != 0) ^ ({args[1]} != 0))",
-    "logical_not": lambda args, dtypes, out: f"({args[0]} == 0)",
-    "where": lambda args, dtypes, out: f"({args[0]} ? {args[1]} : {args[2]})",
-    **{op: _float_call(function) for op, function in VECTOR_MATH.items() if op != "pow"},
-    "sqrt": _float_call("__builtin_sqrt"),
-    "floor": _by_kind("__builtin_floor{f}({0})", "{0}"),
-    "ceil": _by_kind("__builtin_ceil{f}({0})", "{0}"),
-    "rint": _by_kind("__builtin_rint{f}({0})", "{0}"),
-    "isnan": _by_kind("({0} != {0})", "0"),
-    "isinf": lambda args, dtypes, out: (f"(__builtin_fabs{suffix(dtypes[0])}({args[0]}) == "
-                                        f"__builtin_inf{suffix(dtypes[0])}())" if dtypes[0].kind == "f" else "0"),
-    "isfinite": lambda args, dtypes, out: (f"(__builtin_fabs{suffix(dtypes[0])}({args[0]}) <= "
-                                           f"{float_literal(float(np.finfo(dtypes[0]).max), dtypes[0])})"
-                                           if dtypes[0].kind == "f" else "1"),
-    "cast": _cast,
-}
+def spell(op: str, args: list[str], dtypes: list[np.dtype], out: np.dtype) -> str:
+    """The C text of the scalar op `op` applied to `args`."""
+    return SCALAR_OPS[op].spelling("c")(CDialect, args, dtypes, out)
 
 
 def _declarations() -> str:
@@ -223,71 +124,10 @@ def _declarations() -> str:
     return "\n".join(lines)
 
 
-_HELPERS = r"""
-/* NumPy's npy_divmod: Python's floor division and remainder for floats. */
-#define PYJIT_DIVMOD(T, F)                                                              \
-static inline T pyjit_divmod_##T(T a, T b, T *modulus) {                                \
-    T mod = __builtin_fmod##F(a, b);                                                    \
-    T div = (a - mod) / b;                                                              \
-    if (mod) {                                                                          \
-        if ((b < 0) != (mod < 0)) { mod += b; div -= (T)1; }                            \
-    } else {                                                                            \
-        mod = __builtin_copysign##F((T)0, b);                                           \
-    }                                                                                   \
-    T floordiv;                                                                         \
-    if (div) {                                                                          \
-        floordiv = __builtin_floor##F(div);                                             \
-        if (div - floordiv > (T)0.5) floordiv += (T)1;                                  \
-    } else {                                                                            \
-        floordiv = __builtin_copysign##F((T)0, a / b);                                  \
-    }                                                                                   \
-    *modulus = mod;                                                                     \
-    return floordiv;                                                                    \
-}
-PYJIT_DIVMOD(float, f)
-PYJIT_DIVMOD(double, )
-/* A zero divisor: a / b for floor division, fmod for the remainder (as NumPy). */
-#define PYJIT_FLOOR_MOD(T, F, BITS)                                                     \
-static inline T pyjit_floordiv_f##BITS(T a, T b) {                                      \
-    T m;                                                                                \
-    return b ? pyjit_divmod_##T(a, b, &m) : a / b;                                      \
-}                                                                                       \
-static inline T pyjit_mod_f##BITS(T a, T b) {                                           \
-    T m = __builtin_fmod##F(a, b);                                                      \
-    if (b) pyjit_divmod_##T(a, b, &m);                                                  \
-    return m;                                                                           \
-}
-PYJIT_FLOOR_MOD(float, f, 32)
-PYJIT_FLOOR_MOD(double, , 64)
-
-/* Integer floor division and remainder as NumPy: 0 for a zero divisor, wrap-around for
-   the most negative value divided by -1. */
-static inline int64_t pyjit_floordiv_i64(int64_t a, int64_t b) {
-    if (b == 0) return 0;
-    if (b == -1) return (int64_t)(0 - (uint64_t)a);
-    int64_t q = a / b;
-    if (a % b != 0 && ((a < 0) != (b < 0))) q -= 1;
-    return q;
-}
-static inline int64_t pyjit_mod_i64(int64_t a, int64_t b) {
-    if (b == 0 || b == -1) return 0;
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-/* An integer power by squaring, wrapping around like NumPy's (the exponent is >= 0). */
-static inline uint64_t pyjit_ipow(uint64_t base, uint64_t exponent) {
-    uint64_t result = 1;
-    while (exponent) {
-        if (exponent & 1) result *= base;
-        base *= base;
-        exponent >>= 1;
-    }
-    return result;
-}
-"""
-
-PRELUDE = "/* generated by pyjit's C renderer */\n#include <stdint.h>\n\n" + _declarations() + "\n" + _HELPERS
+# The helpers the spellings call (NOTE(spelling)), as static inline C functions.
+_HELPER_MACROS = "#define PYJIT_FN static inline\n#define PYJIT_B(name) __builtin_##name\n"
+PRELUDE = ("/* generated by pyjit's C renderer */\n#include <stdint.h>\n\n" + _declarations() + "\n"
+           + _HELPER_MACROS + HELPERS)
 
 
 def render_unit(kernels: list[Kernel]) -> str:
@@ -339,7 +179,7 @@ class _KernelWriter:
                         f"({qualifier}{ctype(buffer.dtype)} *)buffers[{position}];")
         for position, name in enumerate(kernel.sizes):
             head.append(f"    const int64_t {name} = sizes[{position}];")
-        if _nests_parallel_in_serial(kernel.body):
+        if nests_parallel_in_serial(kernel.body):
             self._team_region(kernel.body)
         else:
             self._block(kernel.body, 1, {}, top=True)
@@ -481,7 +321,7 @@ class _KernelWriter:
             text = f"{self.params[value.buffer]}[{index_text(value.index)}]"
         else:
             args = [self._value(arg, depth, scope) for arg in value.args]
-            text = OPS[value.op](args, [arg.dtype for arg in value.args], value.dtype)
+            text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
         name = f"t{self.temps}"
         self.temps += 1
         self._emit(depth, f"const {ctype(value.dtype)} {name} = {text};")
@@ -490,13 +330,6 @@ class _KernelWriter:
 
     def _emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
-
-
-def _nests_parallel_in_serial(body) -> bool:
-    def parallel_inside(statements) -> bool:
-        return any(isinstance(s, Loop) and (s.parallel or parallel_inside(s.body)) for s in statements)
-
-    return any(isinstance(s, Loop) and not s.parallel and parallel_inside(s.body) for s in body)
 
 
 def _collapse(count: int) -> str:

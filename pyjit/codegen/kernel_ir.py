@@ -1,4 +1,4 @@
-"""The loop-level kernel IR that every renderer translates (C now, CUDA next).
+"""The loop-level kernel IR that both renderers translate (C: c_renderer.py, CUDA: cuda_renderer.py).
 
 NOTE(kernel-ir): a `Kernel` is a function of buffers (typed element pointers) and
 integer size parameters, whose body is a list of statements (and `Scratch`, a private
@@ -27,6 +27,8 @@ import functools
 from typing import Union
 
 import numpy as np
+
+from ..ops.formula import SCALAR_OPS
 
 Atom = Union[str, "FloorDiv", "Mod"]
 
@@ -448,6 +450,16 @@ def _format_body(body, lines: list[str], depth: int) -> None:
             lines.append(f"{pad}{statement.buffer}[{statement.index}] = {statement.value}")
 
 
+def nests_parallel_in_serial(body) -> bool:
+    """Whether a kernel body has parallel loops inside a serial one (the columnar
+    reductions of NOTE(columnar-reductions)): all its parallel loops share one
+    partition of their iterations, which renderers keep across the whole body."""
+    def parallel_inside(statements) -> bool:
+        return any(isinstance(s, Loop) and (s.parallel or parallel_inside(s.body)) for s in statements)
+
+    return any(isinstance(s, Loop) and not s.parallel and parallel_inside(s.body) for s in body)
+
+
 # -- passes ---------------------------------------------------------------------------
 def simplify(index: Index) -> Index:
     """`(a // b) * b + a % b` becomes `a` (what flattening then unflattening leaves)."""
@@ -563,11 +575,10 @@ def substitute_body(body: tuple, mapping: dict[str, Index], values: dict | None 
 # the row and that a later loop over the same row needs again (softmax's exp(x - max),
 # used by the sum and by the division) is written to a private scratch row by the
 # reduction (`Reduce.stores`) and read back by the later loop, instead of being computed
-# twice, when it calls a costly function (EXPENSIVE_OPS) and the row has a static size of
-# at most SCRATCH_LIMIT elements (the scratch lives on each thread's stack). The value
-# read back is the one computed: results do not change.
-EXPENSIVE_OPS = frozenset({"exp", "expm1", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
-                           "arccos", "arctan", "arctan2", "erf", "pow", "floordiv", "mod"})
+# twice, when it calls a costly scalar op (its entry's `costly`: EXPENSIVE_OPS) and the
+# row has a static size of at most SCRATCH_LIMIT elements (the scratch lives on each
+# thread's stack). The value read back is the one computed: results do not change.
+EXPENSIVE_OPS = frozenset(name for name, entry in SCALAR_OPS.items() if entry.costly)
 SCRATCH_LIMIT = 16384
 
 

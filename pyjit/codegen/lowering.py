@@ -18,31 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _C
 from ..graph import SymInt, TensorMeta
-from ..ops.formula import Arg, Const, Expr
+from ..ops.formula import SCALAR_OPS, Arg, Const, Expr
 from ..ops.shape_rules import operand_dtype
-from ..ops.views import expand_ellipsis, index_items, item_kind, permutation
+from ..ops import views
 from .kernel_ir import Call, Constant, Index, IndexValue, Value, simplify
 
 SUPPORTED_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
 INDEX_DTYPE = np.dtype(np.int64)
 
-SCALAR_UFUNCS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
-    "neg": np.negative, "abs": np.absolute, "sign": np.sign, "square": np.square, "reciprocal": np.reciprocal,
-    "maximum": np.maximum, "minimum": np.minimum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-    "logical_not": np.logical_not,
-    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
-    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2, "erf": _C.erf,
-    "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
-    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-}
 COMPARISONS = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # op -> op with sides swapped
 
 
@@ -169,7 +154,7 @@ def _stand_in(promotion):
 
 
 def _typed_ufunc(op: str, args: list[Operand]) -> Operand:
-    ufunc = SCALAR_UFUNCS[op]
+    ufunc = SCALAR_OPS[op].ufunc
     try:
         loop = ufunc.resolve_dtypes(tuple(arg.promotion for arg in args) + (None,))
     except (TypeError, ValueError) as error:
@@ -215,122 +200,46 @@ def _never_negative(value: Value) -> bool:
 
 
 # -- broadcasting and views ------------------------------------------------------------
+class _Indexing:
+    """What the views' index rules compute with (NOTE(view-index-rule)): Index
+    expressions over loop variables and size parameters."""
+
+    @staticmethod
+    def zero() -> Index:
+        return Index.const(0)
+
+    @staticmethod
+    def size(size) -> Index:
+        return Index.of(canonical(size))
+
+    is_one = staticmethod(is_one)
+    canonical = staticmethod(canonical)
+
+    @staticmethod
+    def hint(size: Index, shape: tuple) -> int:
+        """The example value of a product of sizes (symbols at their hints)."""
+        env = next((s.env for s in shape if isinstance(s, SymInt)), None)
+        hints = env.hints if env is not None else {}
+        mapping = {name: Index.const(hints.get(name, 2)) for name in size.names()}
+        return size.substitute(mapping).constant_value()
+
+
 def broadcast_index(index: tuple, shape: tuple) -> tuple:
     """The index into an operand of `shape` that broadcasts to the result `index` is in."""
-    lead = len(index) - len(shape)
-    return tuple(Index.const(0) if is_one(size) else index[lead + axis] for axis, size in enumerate(shape))
+    return views.broadcast_index(_Indexing, index, shape)
 
 
 def view_source_index(node, index: tuple) -> tuple:
-    """(source node, index into it) for the view `node` read at `index`."""
-    name = node.target.name
+    """(source node, index into it) for the view `node` read at `index`, by its entry's
+    index rule."""
+    rule = getattr(node.target, "index_rule", None)
+    if rule is None:
+        raise Unsupported(f"view {node.target.name}")
     source = node.args[0]
-    if name == "broadcast_to":
-        return source, broadcast_index(index, source.meta.shape)
-    if name == "transpose":
-        axes = node.args[1] if len(node.args) > 1 else node.kwargs.get("axes")
-        perm = permutation(axes, source.meta.ndim)
-        result = [Index.const(0)] * source.meta.ndim
-        for position, axis in enumerate(perm):
-            result[axis] = index[position]
-        return source, tuple(result)
-    if name == "reshape":
-        return source, reshape_index(index, node.meta.shape, source.meta.shape)
-    if name == "getitem":
-        return source, getitem_index(index, source.meta.shape, node.args[1])
-    raise Unsupported(f"view {name}")
-
-
-def reshape_index(index: tuple, shape: tuple, source_shape: tuple) -> tuple:
-    """Index arithmetic of a C-order reshape: the sizes other than 1 of both shapes are
-    split into groups of equal product; within a group the result index is flattened and
-    unflattened into the source's (no division where a group is one source axis)."""
-    result = [Index.const(0)] * len(source_shape)
-    out_axes = [axis for axis, size in enumerate(shape) if not is_one(size)]
-    in_axes = [axis for axis, size in enumerate(source_shape) if not is_one(size)]
-    for out_group, in_group in _reshape_groups(shape, out_axes, source_shape, in_axes):
-        flat = Index.const(0)
-        for axis in out_group:
-            flat = flat * Index.of(canonical(shape[axis])) + index[axis]
-        after = Index.const(1)
-        for position, axis in enumerate(reversed(in_group)):
-            size = Index.of(canonical(source_shape[axis]))
-            part = flat.floordiv(after)
-            result[axis] = part if position == len(in_group) - 1 else part.mod(size)
-            after = after * size
-    return tuple(result)
-
-
-def _reshape_groups(shape, out_axes, source_shape, in_axes):
-    """Pairs (result axes, source axes) of equal size product, in order; one group of
-    everything when symbolic products never line up."""
-    groups, i, j = [], 0, 0
-    while i < len(out_axes) and j < len(in_axes):
-        out_group, in_group = [out_axes[i]], [in_axes[j]]
-        out_size, in_size = Index.of(canonical(shape[out_axes[i]])), Index.of(canonical(source_shape[in_axes[j]]))
-        i, j = i + 1, j + 1
-        while out_size != in_size:
-            grow_out = _hint(out_size, shape) < _hint(in_size, source_shape)
-            if grow_out and i < len(out_axes):
-                out_group.append(out_axes[i])
-                out_size = out_size * Index.of(canonical(shape[out_axes[i]]))
-                i += 1
-            elif not grow_out and j < len(in_axes):
-                in_group.append(in_axes[j])
-                in_size = in_size * Index.of(canonical(source_shape[in_axes[j]]))
-                j += 1
-            else:
-                return [(out_axes, in_axes)]
-        groups.append((out_group, in_group))
-    if i < len(out_axes) or j < len(in_axes):
-        return [(out_axes, in_axes)]
-    return groups
-
-
-def _hint(size: Index, shape: tuple) -> int:
-    """The example value of a product of sizes (symbols at their hints)."""
-    env = next((s.env for s in shape if isinstance(s, SymInt)), None)
-    hints = env.hints if env is not None else {}
-    mapping = {name: Index.const(hints.get(name, 2)) for name in size.names()}
-    return size.substitute(mapping).constant_value()
-
-
-def getitem_index(index: tuple, source_shape: tuple, key) -> tuple:
-    """Index arithmetic of basic indexing: integers pick, slices start and step, None adds
-    an axis (NOTE(index-items) in pyjit/ops/views.py)."""
-    items = expand_ellipsis(index_items(key), len(source_shape))
-    result, position, axis = [], 0, 0
-    for item in items:
-        kind = item_kind(item)
-        if kind == "newaxis":
-            position += 1
-        elif kind == "integer":
-            size = canonical(source_shape[axis])
-            result.append(Index.of(canonical(item + size if item < 0 else item)))
-            axis += 1
-        elif kind == "slice":
-            start, step = _slice_start_step(item, canonical(source_shape[axis]))
-            result.append(Index.of(start) + index[position] * step)
-            position, axis = position + 1, axis + 1
-        else:
-            raise Unsupported("advanced indexing")
-    return tuple(result) + tuple(index[position:])
-
-
-def _slice_start_step(item: slice, size):
-    """The first position a slice takes and its step, as slice.indices computes them
-    (comparisons of symbolic sizes repeat the guards the meta rule took)."""
-    step = 1 if item.step is None else item.step
-    start = item.start
-    if start is None:
-        return (0 if step > 0 else size - 1), step
-    if start < 0:
-        start = start + size
-        if start < 0:
-            start = 0 if step > 0 else -1
-    elif start >= size:
-        start = size if step > 0 else size - 1
-    return canonical(start), step
+    try:
+        return source, rule(_Indexing, index, source.meta.shape, node.meta.shape, *node.args[1:], **node.kwargs)
+    except NotImplementedError as error:
+        raise Unsupported(str(error)) from None
 
 
 # -- layouts -------------------------------------------------------------------------

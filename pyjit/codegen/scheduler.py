@@ -32,14 +32,12 @@ import numpy as np
 
 from ..graph.node import Node
 from ..ops.formula import Arg, Const
+from ..ops.registry import REGISTRY
 from ..ops.shape_rules import normalize_axes, normalize_axis
 from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, Index, IndexValue, Kernel, Load, Loop,
                         Reduce, Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
 from .lowering import (Operand, Unsupported, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
                        is_one, offset, same_shape, typed_formula, view_source_index)
-
-VIEW_OPS = ("reshape", "transpose", "broadcast_to", "getitem")
-
 
 class FusionConflict(Exception):
     """A node reads a reduction of the group it would join at another point."""
@@ -83,10 +81,11 @@ class Schedule:
         return [step.kernel for step in self.steps if isinstance(step, KernelStep)]
 
 
-def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel") -> Schedule:
+def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu") -> Schedule:
     """Plan `graph`. `layouts` maps placeholder names to "C" (C-contiguous, strides from
-    the shape) or "strided" (strides are kernel parameters); C when not given."""
-    return _Scheduler(graph, layouts or {}, prefix).run()
+    the shape) or "strided" (strides are kernel parameters); C when not given. Kernels
+    compute the nodes on `device`; nodes on another run eagerly."""
+    return _Scheduler(graph, layouts or {}, prefix, device).run()
 
 
 def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
@@ -112,29 +111,16 @@ def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
 # finished results. This is also NumPy's own order for such reductions (identity, then
 # row after row), so float sums are NumPy's to the bit. Members: reductions of the
 # same axes and results of the kept shape; argmax and argmin keep the row form.
-COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "logical_or",
-           "all": "logical_and"}
+def reduction_rule(kind: str):
+    """The registry's rule for the reduction `kind` (NOTE(reduction-rule))."""
+    return REGISTRY[kind].reduction
 
 
 def is_columnar(kind: str, shape: tuple, axes: tuple[int, ...]) -> bool:
     """Whether a reduction takes the columnar form (NOTE(columnar-reductions))."""
     sized = [axis for axis, size in enumerate(shape) if not is_one(size)]
-    return kind in COMBINE and bool(sized) and sized[-1] not in axes and any(axis in axes for axis in sized)
-
-
-def identity(kind: str, dtype: np.dtype):
-    """The value a reduction starts from (for max and min, the lowest or highest value)."""
-    dtype = np.dtype(dtype)
-    if kind in ("sum", "any"):
-        return False if dtype.kind == "b" else dtype.type(0).item()
-    if kind in ("prod", "all"):
-        return True if dtype.kind == "b" else dtype.type(1).item()
-    if dtype.kind == "f":
-        return float("-inf") if kind == "max" else float("inf")
-    if dtype.kind == "b":
-        return kind == "min"
-    info = np.iinfo(dtype)
-    return int(info.min if kind == "max" else info.max)
+    return (not reduction_rule(kind).positional and bool(sized) and sized[-1] not in axes
+            and any(axis in axes for axis in sized))
 
 
 def formula_operand(node: Node, operand_of) -> Operand:
@@ -156,7 +142,8 @@ def formula_operand(node: Node, operand_of) -> Operand:
 
 
 class _Scheduler:
-    def __init__(self, graph, layouts: dict[str, str], prefix: str):
+    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu"):
+        self.device = device
         self.graph = graph
         self.layouts = layouts
         self.prefix = prefix
@@ -190,8 +177,8 @@ class _Scheduler:
         if node.kind == "output":
             return "output"
         category = getattr(node.target, "category", None)
-        if not is_array(node) or node.meta.device != "cpu" or any(
-                is_array(used) and used.meta.device != "cpu" for used in node.inputs()):
+        if not is_array(node) or node.meta.device != self.device or any(
+                is_array(used) and used.meta.device != self.device for used in node.inputs()):
             return "eager"
         checks = {"pointwise": self._pointwise_ok, "reduction": self._reduction_ok, "view": self._view_ok}
         try:
@@ -220,7 +207,7 @@ class _Scheduler:
         return isinstance(x, Node) and is_array(x)
 
     def _view_ok(self, node: Node) -> bool:
-        if node.target.name not in VIEW_OPS or not isinstance(node.args[0], Node):
+        if getattr(node.target, "index_rule", None) is None or not isinstance(node.args[0], Node):
             return False
         if any(isinstance(item, Node) for item in node.inputs()[1:]):
             return False
@@ -425,9 +412,10 @@ class _Group:
         self.scheduler.needed.add(node)
         dtype = node.meta.dtype
         index = self.reduction_index(node)
-        init = self._store(node, index, Constant(identity(kind, dtype), dtype))
+        rule = reduction_rule(kind)
+        init = self._store(node, index, Constant(rule.identity(dtype), dtype))
         current = Load(init.buffer, init.index, dtype)
-        combined = Store(init.buffer, init.index, Call(COMBINE[kind], (current, value), dtype))
+        combined = Store(init.buffer, init.index, Call(rule.combine, (current, value), dtype))
         kept = tuple(self.outer_dims())
         return [Loop(kept, (init,), parallel=True),
                 Loop(tuple(self.inner_dims()), (Loop(kept, (combined,), parallel=True),))]

@@ -36,10 +36,11 @@ class GlueError(Exception):
     """The graph cannot be run by generated glue (a size symbol no input shape gives)."""
 
 
-def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run") -> tuple[str, dict]:
+def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run", xp=np) -> tuple[str, dict]:
     """(Python source defining `name`, the names it reads besides the kernels `k_<kernel
-    name>`, `eager` and `variant`, which the caller adds)."""
-    return _Glue(schedule, layouts, name).write()
+    name>`, `eager` and `variant`, which the caller adds). `xp` is the array module of
+    the inputs and of the buffers the glue allocates (NumPy, or CuPy for CUDA kernels)."""
+    return _Glue(schedule, layouts, name, xp).write()
 
 
 def layout_of(array) -> str:
@@ -49,12 +50,12 @@ def layout_of(array) -> str:
 
 
 class _Glue:
-    def __init__(self, schedule: Schedule, layouts: dict[str, str], name: str):
+    def __init__(self, schedule: Schedule, layouts: dict[str, str], name: str, xp=np):
         self.schedule = schedule
         self.graph = schedule.graph
         self.layouts = layouts
         self.name = name
-        self.namespace: dict = {"ndarray": np.ndarray, "empty": np.empty, "asarray": np.asarray, "numpy": np}
+        self.namespace: dict = {"ndarray": xp.ndarray, "empty": xp.empty, "asarray": xp.asarray, "numpy": np}
         self.lines: list[str] = []
         self.bound: set[str] = set()
         self.params = [schedule.names[node] for node in self.graph.placeholders]

@@ -250,7 +250,7 @@ class Tracer:
         tuples and lists by type and length, their items in turn; modules, functions,
         classes and the builtins the interpreter calls by identity; other objects by
         exact type (attributes read from them are guarded in turn)."""
-        if type(value) is np.ndarray:
+        if type(value) is np.ndarray or _is_cupy_array(value):
             return self.array_input(value, source)
         if type(value) is Tensor or (issubclass(type(value), Tensor) and type(value).__module__.startswith("pyjit.")):
             return self.array_input(value, source)  # Tensor and pyjit.nn.Parameter
@@ -309,7 +309,8 @@ class Tracer:
         return ObjectValue(value, source)
 
     def array_input(self, example: np.ndarray | Tensor, source: Source) -> ArrayValue:
-        """A graph input: an ndarray, or a pyjit.Tensor on the CPU.
+        """A graph input: a NumPy or CuPy ndarray, or a pyjit.Tensor (its array's device
+        is the node's, and the array guard checks it).
 
         NOTE(tensor-capture): a pyjit.Tensor (or pyjit.nn.Parameter) is a graph input
         like an array, guarded by `GuardSet.tensor` (type, array, requires_grad) and by
@@ -322,15 +323,13 @@ class Tracer:
         known = self._input_of.get(source)
         if known is not None:
             return known
-        tensor = type(example) is not np.ndarray
+        tensor = type(example) is not np.ndarray and not _is_cupy_array(example)
         array = example._array if tensor else example
-        if type(array) is not np.ndarray:
-            raise Break("unsupported", f"{source} is a pyjit.Tensor on {example.device}; only CPU tensors are "
-                        "captured yet")
         if array.dtype.kind not in _ARRAY_KINDS:
             raise Break("unsupported", f"{source} is an array of dtype {array.dtype}, which no graph op takes")
         shape = tuple(self._size(source, dim, size) for dim, size in enumerate(array.shape))
-        meta = TensorMeta(shape, array.dtype)
+        device = "cpu" if type(array) is np.ndarray else f"cuda:{array.device.id}"
+        meta = TensorMeta(shape, array.dtype, device)
         with self.graph.at(self.loc):
             node = self.graph.placeholder(str(source), meta)  # the graph makes it a name
         # Inputs are met as the code reads them; placeholders come first in a graph.
@@ -416,3 +415,9 @@ def _is_graph_break(value: Any) -> bool:
     from .entry import graph_break
 
     return value is graph_break
+
+
+def _is_cupy_array(value) -> bool:
+    """A CuPy ndarray, told by its type alone (NOTE(no-user-code-at-trace))."""
+    kind = type(value)
+    return kind.__name__ == "ndarray" and kind.__module__.startswith("cupy")

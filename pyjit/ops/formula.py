@@ -15,21 +15,94 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-# name -> arity; the NumPy ufunc each one follows is named beside it where it differs.
-SCALAR_OPS = {
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "floordiv": 2, "mod": 2, "pow": 2,
-    "neg": 1, "abs": 1, "sign": 1, "square": 1, "reciprocal": 1,
-    "maximum": 2, "minimum": 2,                       # NaN-propagating
-    "eq": 2, "ne": 2, "lt": 2, "le": 2, "gt": 2, "ge": 2,
-    "logical_and": 2, "logical_or": 2, "logical_xor": 2, "logical_not": 1,
-    "where": 3,                                       # where(condition, a, b)
-    "exp": 1, "log": 1, "log1p": 1, "expm1": 1, "sqrt": 1,
-    "sin": 1, "cos": 1, "tan": 1, "tanh": 1, "sinh": 1, "cosh": 1,
-    "arcsin": 1, "arccos": 1, "arctan": 1, "arctan2": 2, "erf": 1,
-    "floor": 1, "ceil": 1, "rint": 1,                 # rint rounds half to even
-    "isnan": 1, "isinf": 1, "isfinite": 1,
-    "cast": 1,                                        # cast(x, dtype=...) converts like astype
-}
+import numpy as np
+
+from .. import _C
+from . import spelling as S
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalarOp:
+    """A scalar op of the formula language: its arity, the NumPy ufunc whose one-element
+    meaning it has (and whose loop dtypes type it: NOTE(formula-typing) in
+    pyjit/codegen/lowering.py), and its spelling per target (NOTE(spelling))."""
+
+    name: str
+    arity: int
+    ufunc: Any
+    spellings: dict
+    costly: bool = False  # a library call or a division loop: worth keeping rather than recomputing
+
+    def spelling(self, target: str):
+        try:
+            return self.spellings[target]
+        except KeyError:
+            raise LookupError(f"scalar op {self.name} has no {target} spelling") from None
+
+
+def _entry(name: str, arity: int, ufunc, spell=None, costly: bool = False, **per_target) -> ScalarOp:
+    spellings = S.same_on_every_target(spell) if spell is not None else {}
+    spellings.update(per_target)
+    return ScalarOp(name, arity, ufunc, spellings, costly)
+
+
+def _logical(symbol: str):
+    return S.template(f"(({{0}} != 0) {symbol} ({{1}} != 0))")
+
+
+# Every scalar op, with the NumPy ufunc it follows and how C and CUDA write it.
+SCALAR_OPS = {entry.name: entry for entry in [
+    _entry("add", 2, np.add, S.wrapping("+", "|")),
+    _entry("sub", 2, np.subtract, S.wrapping("-")),
+    _entry("mul", 2, np.multiply, S.wrapping("*", "&")),
+    _entry("div", 2, np.true_divide, S.template("{0} / {1}")),
+    _entry("floordiv", 2, np.floor_divide, S.integer_helper("floordiv", "({1} == 0 ? 0 : ({T})({0} / {1}))"),
+           costly=True),
+    _entry("mod", 2, np.remainder, S.integer_helper("mod", "({1} == 0 ? 0 : ({T})({0} % {1}))"), costly=True),
+    _entry("pow", 2, np.power, S.power, costly=True),
+    _entry("neg", 1, np.negative, S.by_kind("-{0}", "({T})(0 - ({U}){0})")),
+    _entry("abs", 1, np.absolute, S.by_kind("{B}fabs{f}({0})", "({T})({0} < 0 ? 0 - ({U}){0} : ({U}){0})", "{0}")),
+    _entry("sign", 1, np.sign, S.by_kind("({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : ({0} == 0 ? ({T})0 : {0})))",
+                                         "({T})(({0} > 0) - ({0} < 0))", "({T})({0} > 0)")),
+    _entry("square", 1, np.square, S.square),
+    _entry("reciprocal", 1, np.reciprocal, S.template("({T})1 / {0}")),
+    # NaN-propagating; the second argument on ties (NumPy's signed-zero results).
+    _entry("maximum", 2, np.maximum, S.by_kind("(({0} > {1} || {0} != {0}) ? {0} : {1})", "({0} > {1} ? {0} : {1})",
+                                               bool_text="({0} | {1})")),
+    _entry("minimum", 2, np.minimum, S.by_kind("(({0} < {1} || {0} != {0}) ? {0} : {1})", "({0} < {1} ? {0} : {1})",
+                                               bool_text="({0} & {1})")),
+    _entry("eq", 2, np.equal, S.comparison("==")), _entry("ne", 2, np.not_equal, S.comparison("!=")),
+    _entry("lt", 2, np.less, S.comparison("<")), _entry("le", 2, np.less_equal, S.comparison("<=")),
+    _entry("gt", 2, np.greater, S.comparison(">")), _entry("ge", 2, np.greater_equal, S.comparison(">=")),
+    _entry("logical_and", 2, np.logical_and, _logical("&")),
+    _entry("logical_or", 2, np.logical_or, _logical("|")),
+    _entry("logical_xor", 2, np.logical_xor, _logical("^")),
+    _entry("logical_not", 1, np.logical_not, S.template("({0} == 0)")),
+    _entry("where", 3, None, S.template("({0} ? {1} : {2})")),      # where(condition, a, b)
+    _entry("exp", 1, np.exp, S.math_call("exp"), costly=True),
+    _entry("log", 1, np.log, S.math_call("log"), costly=True),
+    _entry("log1p", 1, np.log1p, S.math_call("log1p"), costly=True),
+    _entry("expm1", 1, np.expm1, S.math_call("expm1"), costly=True),
+    _entry("sqrt", 1, np.sqrt, S.builtin_call("sqrt")),
+    _entry("sin", 1, np.sin, S.math_call("sin"), costly=True),
+    _entry("cos", 1, np.cos, S.math_call("cos"), costly=True),
+    _entry("tan", 1, np.tan, S.math_call("tan"), costly=True),
+    _entry("tanh", 1, np.tanh, S.math_call("tanh"), costly=True),
+    _entry("sinh", 1, np.sinh, S.math_call("sinh"), costly=True),
+    _entry("cosh", 1, np.cosh, S.math_call("cosh"), costly=True),
+    _entry("arcsin", 1, np.arcsin, S.math_call("asin"), costly=True),
+    _entry("arccos", 1, np.arccos, S.math_call("acos"), costly=True),
+    _entry("arctan", 1, np.arctan, S.math_call("atan"), costly=True),
+    _entry("arctan2", 2, np.arctan2, S.math_call("atan2"), costly=True),
+    _entry("erf", 1, _C.erf, S.math_call("erf"), costly=True),
+    _entry("floor", 1, np.floor, S.by_kind("{B}floor{f}({0})", "{0}")),
+    _entry("ceil", 1, np.ceil, S.by_kind("{B}ceil{f}({0})", "{0}")),
+    _entry("rint", 1, np.rint, S.by_kind("{B}rint{f}({0})", "{0}")),  # half to even
+    _entry("isnan", 1, np.isnan, S.by_kind("({0} != {0})", "0")),
+    _entry("isinf", 1, np.isinf, S.isinf), _entry("isfinite", 1, np.isfinite, S.isfinite),
+    _entry("cast", 1, None, S.cast),                                 # cast(x, dtype=...) converts like astype
+]}
+TARGETS = ("c", "cuda")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,8 +152,8 @@ class _Builders:
     """`F.sin(x)`, `F.where(c, a, b)`: Expr constructors for every scalar op."""
 
     def __init__(self):
-        for name, arity in SCALAR_OPS.items():
-            setattr(self, name, _builder(name, arity))
+        for name, entry in SCALAR_OPS.items():
+            setattr(self, name, _builder(name, entry.arity))
 
 
 F = _Builders()

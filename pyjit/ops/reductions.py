@@ -7,7 +7,7 @@ import numpy as np
 from ..graph import TensorMeta
 from ..graph.meta import could_be_one
 from .gradients import input_grad, is_differentiable
-from .registry import composite, op, primitive
+from .registry import ReductionRule, composite, op, primitive
 from .shape_rules import normalize_axes, normalize_axis, reduced_shape
 
 
@@ -51,6 +51,27 @@ def reduction_meta(result_dtype, empty_message: str | None = None):
     return meta
 
 
+def zero(dtype: np.dtype):
+    return False if dtype.kind == "b" else dtype.type(0).item()
+
+
+def one(dtype: np.dtype):
+    return True if dtype.kind == "b" else dtype.type(1).item()
+
+
+def lowest(dtype: np.dtype):
+    """The identity of max: below every value (NaN aside)."""
+    if dtype.kind == "f":
+        return float("-inf")
+    return False if dtype.kind == "b" else int(np.iinfo(dtype).min)
+
+
+def highest(dtype: np.dtype):
+    if dtype.kind == "f":
+        return float("inf")
+    return True if dtype.kind == "b" else int(np.iinfo(dtype).max)
+
+
 def keep_reduced_dims(value, x, axis, keepdims):
     """A reduction's result (or its gradient) with the reduced axes of `x` kept as size 1,
     so that it broadcasts against `x`."""
@@ -64,7 +85,8 @@ def expand_reduced(grad, x, axis, keepdims):
     return op.broadcast_to(keep_reduced_dims(grad, x, axis, keepdims), x.shape)
 
 
-@primitive("sum", category="reduction", meta=reduction_meta(accumulated_dtype),
+@primitive("sum", category="reduction", reduction=ReductionRule("add", zero),
+           meta=reduction_meta(accumulated_dtype),
            vjp=lambda grad, out, x, axis=None, keepdims=False: (
                input_grad(x, expand_reduced(grad, x, axis, keepdims)),))
 def sum_(xp, x, axis=None, keepdims=False):
@@ -89,7 +111,8 @@ def _prod_vjp(grad, out, x, axis=None, keepdims=False):
     return (input_grad(x, op.multiply(keep_reduced_dims(grad, x, axis, keepdims), others)),)
 
 
-@primitive("prod", category="reduction", meta=reduction_meta(accumulated_dtype), vjp=_prod_vjp)
+@primitive("prod", category="reduction", reduction=ReductionRule("mul", one),
+           meta=reduction_meta(accumulated_dtype), vjp=_prod_vjp)
 def prod(xp, x, axis=None, keepdims=False):
     """numpy.prod."""
     return xp.prod(x, axis=axis, keepdims=keepdims)
@@ -107,14 +130,14 @@ def _extremum_vjp(grad, out, x, axis=None, keepdims=False):
     return (input_grad(x, op.multiply(share, chosen)),)
 
 
-@primitive("max", category="reduction", vjp=_extremum_vjp,
+@primitive("max", category="reduction", reduction=ReductionRule("maximum", lowest), vjp=_extremum_vjp,
            meta=reduction_meta(same_dtype, "zero-size array to reduction operation maximum which has no identity"))
 def max_(xp, x, axis=None, keepdims=False):
     """numpy.max."""
     return xp.max(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("min", category="reduction", vjp=_extremum_vjp,
+@primitive("min", category="reduction", reduction=ReductionRule("minimum", highest), vjp=_extremum_vjp,
            meta=reduction_meta(same_dtype, "zero-size array to reduction operation minimum which has no identity"))
 def min_(xp, x, axis=None, keepdims=False):
     """numpy.min."""
@@ -130,25 +153,29 @@ def arg_reduction_meta(name: str):
     return meta
 
 
-@primitive("argmax", category="reduction", meta=arg_reduction_meta("argmax"))
+@primitive("argmax", category="reduction", reduction=ReductionRule("maximum", lowest, positional=True),
+           meta=arg_reduction_meta("argmax"))
 def argmax(xp, x, axis=None, keepdims=False):
     """numpy.argmax: the index of the first maximum."""
     return xp.argmax(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("argmin", category="reduction", meta=arg_reduction_meta("argmin"))
+@primitive("argmin", category="reduction", reduction=ReductionRule("minimum", highest, positional=True),
+           meta=arg_reduction_meta("argmin"))
 def argmin(xp, x, axis=None, keepdims=False):
     """numpy.argmin: the index of the first minimum."""
     return xp.argmin(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("any", category="reduction", meta=reduction_meta(boolean_dtype))
+@primitive("any", category="reduction", reduction=ReductionRule("logical_or", zero),
+           meta=reduction_meta(boolean_dtype))
 def any_(xp, x, axis=None, keepdims=False):
     """numpy.any."""
     return xp.any(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("all", category="reduction", meta=reduction_meta(boolean_dtype))
+@primitive("all", category="reduction", reduction=ReductionRule("logical_and", one),
+           meta=reduction_meta(boolean_dtype))
 def all_(xp, x, axis=None, keepdims=False):
     """numpy.all."""
     return xp.all(x, axis=axis, keepdims=keepdims)

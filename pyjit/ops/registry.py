@@ -13,6 +13,9 @@ NOTE(op-entry): an `Op` holds
     `vjp=None` has no derivative (integer, boolean or index results);
   * `formula(*args, **kwargs)`: for pointwise ops, the scalar expression a renderer
     translates into C or CUDA (pyjit/ops/formula.py);
+  * `reduction`: for reductions, how a kernel combines (NOTE(reduction-rule));
+  * `index_rule`: for views, where an element of the view is in its source
+    (NOTE(view-index-rule) in pyjit/ops/views.py);
   * `category`: pointwise, reduction, matmul, view or other.
 A `Composite` is a decomposition into registry ops and has no rules of its own: called
 on arrays it computes, called on graph nodes it records its primitives, and its
@@ -23,6 +26,7 @@ Calling an entry dispatches on its arguments (NOTE(dispatch-protocol)).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy
@@ -32,17 +36,35 @@ CATEGORIES = ("pointwise", "reduction", "matmul", "view", "other")
 REGISTRY: dict[str, Op | Composite] = {}
 
 
+# NOTE(reduction-rule): a reduction's entry says how a kernel computes it: `combine`,
+# the scalar op (pyjit/ops/formula.py) that folds one more value into the accumulator,
+# and `identity(dtype)`, the value an accumulator of the result's dtype starts from (for
+# max and min the lowest and highest value, so a renderer needs no special first step).
+# `positional` reductions (argmax, argmin) fold the values with `combine` and keep the
+# position of the first element that reached the result (a NaN is the extreme).
+@dataclasses.dataclass(frozen=True)
+class ReductionRule:
+    combine: str
+    identity: Callable
+    positional: bool = False
+
+
 class Op:
     """A primitive op (NOTE(op-entry))."""
 
     pure = True  # no side effects: graphs may merge or drop calls whose results are unused
 
     def __init__(self, name: str, *, category: str, impl: Callable, meta: Callable,
-                 vjp: Callable | None = None, formula: Callable | None = None, doc: str = ""):
+                 vjp: Callable | None = None, formula: Callable | None = None,
+                 reduction: ReductionRule | None = None, index_rule: Callable | None = None, doc: str = ""):
         if category not in CATEGORIES:
             raise ValueError(f"op {name}: category {category!r} is not one of {CATEGORIES}")
         if (category == "pointwise") != (formula is not None):
             raise ValueError(f"op {name}: pointwise ops, and only they, have a formula")
+        if (category == "reduction") != (reduction is not None):
+            raise ValueError(f"op {name}: reductions, and only they, have a reduction rule")
+        if (category == "view") != (index_rule is not None):
+            raise ValueError(f"op {name}: views, and only they, have an index rule")
         self.name = self.__name__ = self.__qualname__ = name
         self.__module__ = "pyjit.ops"  # the printed code reaches entries as pyjit.ops.<name>
         self.__doc__ = doc
@@ -51,6 +73,8 @@ class Op:
         self.meta = meta
         self.vjp = vjp
         self.formula = formula
+        self.reduction = reduction
+        self.index_rule = index_rule
 
     def __call__(self, *args, **kwargs):
         dispatcher, xp = _inspect_arguments(args, kwargs)
@@ -88,11 +112,12 @@ def register(entry: Op | Composite) -> Op | Composite:
 
 
 def primitive(name: str, *, category: str, meta: Callable, vjp: Callable | None = None,
-              formula: Callable | None = None):
+              formula: Callable | None = None, reduction: ReductionRule | None = None,
+              index_rule: Callable | None = None):
     """Decorator: register the decorated `impl(xp, ...)` as the primitive op `name`."""
     def wrap(impl: Callable) -> Op:
         return register(Op(name, category=category, impl=impl, meta=meta, vjp=vjp, formula=formula,
-                           doc=impl.__doc__ or ""))
+                           reduction=reduction, index_rule=index_rule, doc=impl.__doc__ or ""))
     return wrap
 
 

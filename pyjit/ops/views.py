@@ -40,7 +40,61 @@ def _shape_text(shape: tuple) -> str:
     return "(" + ", ".join(str(size) for size in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-@primitive("reshape", category="view",
+# NOTE(view-index-rule): a view's entry says where in its source an element of the view
+# is: `index_rule(ix, index, source_shape, shape, *args, **kwargs)` maps the view's index
+# (a tuple of integer expressions) to the source's, given the op's own arguments after
+# the source. `ix` is the indexing the caller computes with (pyjit/codegen/lowering.py):
+# `ix.zero()`, `ix.size(size)` (an int or graph size as an expression), `ix.is_one(size)`
+# (a size of 1, decided without a guard), `ix.canonical(size)`, `ix.hint(expression,
+# shape)` (its value at the example sizes); expressions add, multiply and have
+# `floordiv` / `mod`. NotImplementedError: no index rule fits (advanced indexing).
+def _reshape_index(ix, index: tuple, source_shape: tuple, shape: tuple, new_shape) -> tuple:
+    """C-order reshape: the sizes other than 1 of both shapes are split into groups of
+    equal product; within a group the view's index is flattened and unflattened into
+    the source's (no division where a group is one source axis)."""
+    result = [ix.zero()] * len(source_shape)
+    out_axes = [axis for axis, size in enumerate(shape) if not ix.is_one(size)]
+    in_axes = [axis for axis, size in enumerate(source_shape) if not ix.is_one(size)]
+    for out_group, in_group in _reshape_groups(ix, shape, out_axes, source_shape, in_axes):
+        flat = ix.zero()
+        for axis in out_group:
+            flat = flat * ix.size(shape[axis]) + index[axis]
+        after = ix.size(1)
+        for position, axis in enumerate(reversed(in_group)):
+            size = ix.size(source_shape[axis])
+            part = flat.floordiv(after)
+            result[axis] = part if position == len(in_group) - 1 else part.mod(size)
+            after = after * size
+    return tuple(result)
+
+
+def _reshape_groups(ix, shape, out_axes, source_shape, in_axes):
+    """Pairs (view axes, source axes) of equal size product, in order; one group of
+    everything when symbolic products never line up."""
+    groups, i, j = [], 0, 0
+    while i < len(out_axes) and j < len(in_axes):
+        out_group, in_group = [out_axes[i]], [in_axes[j]]
+        out_size, in_size = ix.size(shape[out_axes[i]]), ix.size(source_shape[in_axes[j]])
+        i, j = i + 1, j + 1
+        while out_size != in_size:
+            grow_out = ix.hint(out_size, shape) < ix.hint(in_size, source_shape)
+            if grow_out and i < len(out_axes):
+                out_group.append(out_axes[i])
+                out_size = out_size * ix.size(shape[out_axes[i]])
+                i += 1
+            elif not grow_out and j < len(in_axes):
+                in_group.append(in_axes[j])
+                in_size = in_size * ix.size(source_shape[in_axes[j]])
+                j += 1
+            else:
+                return [(out_axes, in_axes)]
+        groups.append((out_group, in_group))
+    if i < len(out_axes) or j < len(in_axes):
+        return [(out_axes, in_axes)]
+    return groups
+
+
+@primitive("reshape", category="view", index_rule=_reshape_index,
            meta=lambda x, shape: TensorMeta(reshaped(x.shape, shape), x.dtype, x.device),
            vjp=lambda grad, out, x, shape: (input_grad(x, op.reshape(grad, x.shape)),))
 def reshape(xp, x, shape):
@@ -56,7 +110,13 @@ def _broadcast_to_meta(x: TensorMeta, shape) -> TensorMeta:
     return TensorMeta(shape, x.dtype, x.device)
 
 
-@primitive("broadcast_to", category="view", meta=_broadcast_to_meta,
+def broadcast_index(ix, index: tuple, source_shape: tuple, shape: tuple = (), *args) -> tuple:
+    """Broadcasting: leading axes dropped, index 0 read along axes of size 1."""
+    lead = len(index) - len(source_shape)
+    return tuple(ix.zero() if ix.is_one(size) else index[lead + axis] for axis, size in enumerate(source_shape))
+
+
+@primitive("broadcast_to", category="view", meta=_broadcast_to_meta, index_rule=broadcast_index,
            vjp=lambda grad, out, x, shape: (input_grad(x, grad),))
 def broadcast_to(xp, x, shape):
     """numpy.broadcast_to (a read-only view)."""
@@ -82,7 +142,14 @@ def _transpose_vjp(grad, out, x, axes=None):
     return (input_grad(x, op.transpose(grad, inverse)),)
 
 
-@primitive("transpose", category="view", vjp=_transpose_vjp,
+def _transpose_index(ix, index: tuple, source_shape: tuple, shape: tuple, axes=None) -> tuple:
+    result = [ix.zero()] * len(source_shape)
+    for position, axis in enumerate(permutation(axes, len(source_shape))):
+        result[axis] = index[position]
+    return tuple(result)
+
+
+@primitive("transpose", category="view", vjp=_transpose_vjp, index_rule=_transpose_index,
            meta=lambda x, axes=None: TensorMeta(tuple(x.shape[axis] for axis in permutation(axes, x.ndim)),
                                                 x.dtype, x.device))
 def transpose(xp, x, axes=None):
@@ -267,7 +334,45 @@ def gather_vjp(grad, out, x, index):
     return (input_grad(x, op.index_add(op.zeros_like(x), index, grad)),)
 
 
-@primitive("getitem", category="view", vjp=gather_vjp,
+def _getitem_index(ix, index: tuple, source_shape: tuple, shape: tuple, key) -> tuple:
+    """Basic indexing: integers pick, slices start and step, None adds an axis
+    (NOTE(index-items))."""
+    items = expand_ellipsis(index_items(key), len(source_shape))
+    result, position, axis = [], 0, 0
+    for item in items:
+        kind = item_kind(item)
+        if kind == "newaxis":
+            position += 1
+        elif kind == "integer":
+            size = ix.canonical(source_shape[axis])
+            result.append(ix.size(ix.canonical(item + size if item < 0 else item)))
+            axis += 1
+        elif kind == "slice":
+            start, step = _slice_start_step(ix, item, ix.canonical(source_shape[axis]))
+            result.append(ix.size(start) + index[position] * step)
+            position, axis = position + 1, axis + 1
+        else:
+            raise NotImplementedError("advanced indexing")
+    return tuple(result) + tuple(index[position:])
+
+
+def _slice_start_step(ix, item: slice, size):
+    """The first position a slice takes and its step, as slice.indices computes them
+    (comparisons of symbolic sizes repeat the guards the meta rule took)."""
+    step = 1 if item.step is None else item.step
+    start = item.start
+    if start is None:
+        return (0 if step > 0 else size - 1), step
+    if start < 0:
+        start = start + size
+        if start < 0:
+            start = 0 if step > 0 else -1
+    elif start >= size:
+        start = size if step > 0 else size - 1
+    return ix.canonical(start), step
+
+
+@primitive("getitem", category="view", vjp=gather_vjp, index_rule=_getitem_index,
            meta=lambda x, index: TensorMeta(basic_index_shape(x.shape, index), x.dtype, x.device))
 def getitem(xp, x, index):
     """x[index] for a basic index (NOTE(index-items)): a view, or a NumPy scalar when

@@ -92,7 +92,7 @@ def test_every_engine_matches_numpy_on_every_workload(quick_run):
 def test_rows_carry_the_documented_figures(quick_run):
     _, document = quick_run
     assert document["bandwidth_gbs"] > 0 and document["quick"] is True
-    for row in document["rows"]:
+    for row in (row for row in document["rows"] if row["status"] != "no GPU"):
         for key in TIMES:
             assert isinstance(row[key], float) and math.isfinite(row[key]) and row[key] > 0, (key, row)
         assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
@@ -101,6 +101,28 @@ def test_rows_carry_the_documented_figures(quick_run):
             assert row["graphs"] >= 0 and row["graph_breaks"] >= 0 and isinstance(row["break_reasons"], list)
         if row["engine"] == "pyjit-inductor":
             assert row["warm_start_ms"] > 0
+
+
+def no_gpu() -> bool:
+    if importlib.util.find_spec("cupy") is None:
+        return True
+    import cupy
+
+    try:
+        return cupy.cuda.runtime.getDeviceCount() == 0
+    except Exception:  # no driver
+        return True
+
+
+def test_cuda_rows_run_only_on_a_gpu(quick_run):
+    stdout, document = quick_run
+    rows = [row for row in document["rows"] if row["engine"] in ("cupy", "pyjit-inductor@cuda")]
+    assert {row["workload"] for row in rows} == set(WORKLOADS)
+    if no_gpu():  # never a made-up figure
+        assert all(row["status"] == "no GPU" and "median_ms" not in row for row in rows)
+        assert "no GPU" in stdout
+    else:
+        assert all(row["status"] == "ok" for row in rows), rows
 
 
 def test_dispatch_overhead_is_measured_for_each_compiling_engine(quick_run):

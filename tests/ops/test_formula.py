@@ -10,7 +10,7 @@ from op_samples import all_samples
 
 from pyjit import _C
 from pyjit.ops import REGISTRY
-from pyjit.ops.formula import SCALAR_OPS, Arg, Const, Expr, F
+from pyjit.ops.formula import SCALAR_OPS, TARGETS, Arg, Const, Expr, F, ScalarOp
 
 EVALUATE = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
@@ -77,3 +77,66 @@ def test_formula_computes_the_op(name, sample):
         np.testing.assert_allclose(actual.astype(expected.dtype), expected, rtol=1e-6, atol=1e-6, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual.astype(expected.dtype), expected)
+
+
+# -- code generation knowledge (NOTE(spelling), NOTE(reduction-rule)) -------------------
+def scalar_ops_of(expression) -> set[str]:
+    if not isinstance(expression, Expr):
+        return set()
+    return {expression.op}.union(*(scalar_ops_of(arg) for arg in expression.args))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_scalar_op_is_spelled_for_every_target(target):
+    missing = [name for name, entry in SCALAR_OPS.items() if not callable(entry.spellings.get(target))]
+    assert not missing, f"scalar ops without a {target} spelling: {missing}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_pointwise_op_can_be_written_for_every_target(target):
+    for name, rows in all_samples().items():
+        entry = REGISTRY[name]
+        if entry.category != "pointwise":
+            continue
+        for sample in rows:
+            if sample.raises is not None:
+                continue
+            args, kwargs = sample.make()
+            for op_name in scalar_ops_of(entry.formula(*leaves(args), **kwargs)):
+                assert target in SCALAR_OPS[op_name].spellings, f"{name} uses {op_name}, unspelled for {target}"
+
+
+def test_a_missing_spelling_is_named():
+    entry = ScalarOp("made_up", 1, np.negative, {"c": lambda *args: "x"})
+    with pytest.raises(LookupError, match="made_up has no cuda spelling"):
+        entry.spelling("cuda")
+
+
+def test_every_reduction_has_a_rule_whose_combine_is_a_scalar_op():
+    reductions = [entry for entry in REGISTRY.values() if entry.category == "reduction"]
+    assert reductions
+    for entry in reductions:
+        assert entry.reduction.combine in SCALAR_OPS, entry.name
+        for dtype in map(np.dtype, ("bool", "int8", "uint32", "int64", "float32", "float64")):
+            start = entry.reduction.identity(dtype)
+            # The identity folded with any value gives that value (NaN aside).
+            value = np.array([0, 1], dtype=dtype)
+            combine = SCALAR_OPS[entry.reduction.combine].ufunc
+            np.testing.assert_array_equal(combine(np.array(start, dtype=dtype), value).astype(dtype), value,
+                                          err_msg=f"{entry.name} {dtype}")
+
+
+def test_reductions_without_a_rule_are_refused():
+    from pyjit.ops.registry import Op
+
+    with pytest.raises(ValueError, match="reduction rule"):
+        Op("made_up_sum", category="reduction", impl=np.sum, meta=lambda x: x)
+
+
+def test_every_view_has_an_index_rule():
+    from pyjit.ops.registry import Op
+
+    views = [entry for entry in REGISTRY.values() if entry.category == "view"]
+    assert views and all(callable(entry.index_rule) for entry in views)
+    with pytest.raises(ValueError, match="index rule"):
+        Op("made_up_view", category="view", impl=np.reshape, meta=lambda x: x)

@@ -1,0 +1,139 @@
+"""CUDA kernels on a GPU: NVRTC compiles the renderer's source into a cubin for the
+current GPU, kept in a disk cache, and CuPy loads and launches it.
+
+NOTE(cuda-cache): a cubin is cached under `<pyjit.config.cache_dir>/cuda` (a directory
+only the user may write: the C cache's rules, NOTE(kernel-cache) in build.py) as
+`<key>.cubin` with a `<key>.cubin.sha256` sidecar and the `<key>.cu` source beside it.
+The key hashes the layout version, the source, the GPU architecture (`sm_80`), and the
+versions of CuPy, the CUDA runtime and NVRTC, so a new GPU or toolkit compiles again. A
+cubin is used only if it and its sidecar are regular files of the user's that no one
+else may write, and its hash matches; anything else is compiled again and replaced
+(written to a temporary name, then renamed). Without the NVRTC wheel, CuPy compiles the
+source itself (its own cache).
+NOTE(cuda-launch): `CudaLibrary.kernel(name, buffers, sizes)` is called as the C kernels
+are (`k(*arrays, *sizes)`, NOTE(glue)): each launch of the IR kernel (NOTE(cuda-renderer))
+runs in order on CuPy's current stream with `block` threads a block (256 unless
+autotuning chose another: NOTE(cuda-autotune)); a kernel with split reductions gets a
+workspace from CuPy's memory pool.
+NOTE(cuda-autotune): under max-autotune, the first call of a kernel at given sizes
+times each block size of BLOCK_CHOICES with CUDA events (a warm-up launch, then the
+median of 5) and keeps the fastest for those sizes in this process. Results can differ
+in the last bits between block sizes (a reduction's order follows the partition), and
+are the same for the same choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from .. import config
+from . import build, nvrtc
+from .cuda_renderer import CudaKernel, CudaUnit, launch_plan
+
+_LAYOUT_VERSION = "pyjit-cuda-1"
+DEFAULT_BLOCK = 256
+BLOCK_CHOICES = (128, 256, 512)
+
+
+def cupy_module():
+    try:
+        import cupy
+    except ImportError:
+        raise build.CompilerUnavailable("CUDA kernels need CuPy (pip install 'pyjit[cuda]')") from None
+    return cupy
+
+
+def cache_key(source: str, arch: str, versions: dict) -> str:
+    identity = [_LAYOUT_VERSION, source, arch, sorted(versions.items())]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
+
+
+def cached_cubin(source: str, arch: str, versions: dict, compile_cubin=nvrtc.compile_cubin) -> tuple[bytes, str]:
+    """(cubin, path) for `source` on `arch`: from the disk cache when a trusted copy is
+    there (NOTE(cuda-cache)), else compiled by `compile_cubin(source, arch)` and stored."""
+    directory = build._private_directory(os.path.join(config.cache_dir, "cuda"))
+    key = cache_key(source, arch, versions)
+    path = os.path.join(directory, f"{key}.cubin")
+    binary = build._read_trusted(path)
+    record = build._read_trusted(f"{path}.sha256")
+    if binary is not None and record is not None and record.split()[:1] == [hashlib.sha256(binary).hexdigest().encode()]:
+        return binary, path
+    try:
+        binary = compile_cubin(source, arch)
+    except nvrtc.CudaCompileError as error:
+        build._write_atomic(os.path.join(directory, f"{key}.cu"), source.encode())
+        raise build.BuildError(f"{error}\n(source: {os.path.join(directory, key)}.cu)") from None
+    build._write_atomic(os.path.join(directory, f"{key}.cu"), source.encode())
+    build._write_atomic(path, binary)
+    build._write_atomic(f"{path}.sha256", f"{hashlib.sha256(binary).hexdigest()}  {key}.cubin\n".encode())
+    return binary, path
+
+
+def load(unit: CudaUnit):
+    """The unit's kernels on the current GPU, as a CudaLibrary."""
+    cupy = cupy_module()
+    arch = f"sm_{cupy.cuda.Device().compute_capability}"
+    if nvrtc.library() is None:
+        module = cupy.RawModule(code=unit.source, options=("--std=c++17",))
+    else:
+        versions = {"cupy": cupy.__version__, "runtime": cupy.cuda.runtime.runtimeGetVersion(),
+                    "nvrtc": nvrtc.version()}
+        _, path = cached_cubin(unit.source, arch, versions)
+        module = cupy.RawModule(path=path)
+    return CudaLibrary(unit, module, cupy)
+
+
+class CudaLibrary:
+    """A loaded unit; `kernel(...)` gives launchers (NOTE(cuda-launch))."""
+
+    def __init__(self, unit: CudaUnit, module, cupy):
+        self.unit, self.module, self.cupy = unit, module, cupy
+        self.source = unit.source
+        self.autotune = False
+
+    def kernel(self, name: str, num_buffers: int, num_sizes: int):
+        return _Launcher(self, self.unit.kernels[name], num_buffers)
+
+
+class _Launcher:
+    def __init__(self, library: CudaLibrary, kernel: CudaKernel, num_buffers: int):
+        self.library, self.kernel, self.num_buffers = library, kernel, num_buffers
+        self.functions = [library.module.get_function(launch.function) for launch in kernel.launches]
+        self.blocks: dict[tuple, int] = {}  # sizes -> the block size autotuning chose
+
+    def __call__(self, *args):
+        cupy = self.library.cupy
+        arrays, sizes = args[:self.num_buffers], args[self.num_buffers:]
+        workspace = cupy.empty(max(self.kernel.workspace_bytes, 16), dtype=cupy.uint8)
+        params = (*arrays, workspace, *(np.int64(size) for size in sizes))
+        block = self.blocks.get(sizes)
+        if block is None:
+            block = self._tune(params, sizes) if self.library.autotune else DEFAULT_BLOCK
+            self.blocks[sizes] = block
+        self._launch(params, sizes, block)
+
+    def _launch(self, params, sizes, block: int) -> None:
+        plan = launch_plan(self.kernel, dict(zip(self.kernel.sizes, sizes)), block)
+        for function, (_, grid) in zip(self.functions, plan):
+            function((grid,), (block,), params)
+
+    def _tune(self, params, sizes) -> int:
+        """NOTE(cuda-autotune)."""
+        cupy = self.library.cupy
+        timings = {}
+        for block in BLOCK_CHOICES:
+            self._launch(params, sizes, block)
+            samples = []
+            for _ in range(5):
+                start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record()
+                self._launch(params, sizes, block)
+                stop.record()
+                stop.synchronize()
+                samples.append(cupy.cuda.get_elapsed_time(start, stop))
+            timings[block] = sorted(samples)[2]
+        return min(timings, key=timings.get)

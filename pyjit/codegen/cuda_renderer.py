@@ -1,0 +1,676 @@
+"""The CUDA renderer: kernel IR (pyjit/codegen/kernel_ir.py) as CUDA C++ for NVRTC.
+
+NOTE(cuda-renderer): one IR kernel becomes one or more `__global__` functions, run in
+order on one stream (its `launches`); all share one parameter list: the kernel's buffers
+(typed `__restrict__` pointers), a byte workspace `ws`, and the size parameters as
+`int64_t`. A launch is one of
+  * `elements`: a parallel loop nest without inner loops, as a grid-stride loop over its
+    flattened iterations (broadcasting and strides are already in the IR's indices);
+  * `rows`: a parallel loop whose body reduces or loops over a row: a block per row
+    (grid-stride over rows), the row's elements strided over the block's threads, each
+    reduction combined per thread, then across the block by warp shuffles and shared
+    memory; statements of the row itself are run by thread 0;
+  * `team`: a kernel whose parallel loops sit inside a serial one (columnar reductions,
+    NOTE(columnar-reductions)): one launch in which every parallel loop is a grid-stride
+    loop with the same partition, so each thread owns the same columns throughout and no
+    grid-wide barrier is needed (the C renderer's argument, with threads of the grid);
+  * `split` + `finish`: a reduction over the whole iteration space (a top-level Reduce),
+    in two passes without atomics, so results are deterministic for a launch
+    configuration: each block reduces a grid-stride share into a partial in `ws`, then
+    one block combines the partials (in block order) into the result slot that later
+    launches read;
+  * `single`: top-level stores of scalar results, on one thread.
+Indices are `int32_t` when the kernel has no size parameters and every index, extent and
+loop counter fits (NOTE(cuda-index-width)), else `int64_t`.
+Numbers: float32 and float64 as in C (float32 sums accumulate in double, integers wrap
+in uint64), the CUDA math library without fast math (`expf`, `sinf`, ...: NaN and
+infinities as IEEE and NumPy have them; ulp errors differ from glibc's); scalar ops are
+their entries' CUDA spellings (NOTE(spelling)). Kept values (NOTE(kept-values)) are
+computed again instead of kept: a row lives across a block's threads, not in one stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import struct
+
+import numpy as np
+
+from ..ops.formula import SCALAR_OPS
+from ..ops.registry import REGISTRY
+from ..ops.spelling import HELPERS
+from .c_renderer import ctype, index_text, literal, suffix, utype
+from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
+                        nests_parallel_in_serial, substitute_body, walk_values)
+
+# Partials of a split reduction: at most this many blocks take part in the first pass.
+SPLIT_BLOCKS = 1024
+# A workspace slot holds a value (up to 8 bytes) and a position (8 bytes).
+SLOT_BYTES = 16
+# Grid-stride loops cap the grid: more blocks than this step through the rest.
+MAX_GRID = 65535
+# The launch modes whose blocks combine values across their threads (NOTE(block-reduce)).
+BLOCK_REDUCING = frozenset({"rows", "split", "finish"})
+
+
+class CudaDialect:
+    """What the shared spellings need to know about CUDA (NOTE(spelling))."""
+
+    ctype = staticmethod(ctype)
+    utype = staticmethod(utype)
+    suffix = staticmethod(suffix)
+
+    @staticmethod
+    def builtin(name: str) -> str:
+        return name  # fabsf, sqrtf, ... are device functions that inline
+
+    @staticmethod
+    def float_literal(value: float, dtype: np.dtype) -> str:
+        dtype = np.dtype(dtype)
+        if value == value and value not in (float("inf"), float("-inf")):
+            return float(value).hex() + suffix(dtype)
+        if dtype == np.float32:
+            bits = struct.unpack("<I", struct.pack("<f", value))[0]
+            return f"__int_as_float({bits:#x})"
+        bits = struct.unpack("<q", struct.pack("<d", value))[0]
+        return f"__longlong_as_double({bits}LL)"
+
+
+def spell(op: str, args: list[str], dtypes: list, out: np.dtype) -> str:
+    return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [np.dtype(d) for d in dtypes], np.dtype(out))
+
+
+def cuda_literal(value, dtype: np.dtype) -> str:
+    dtype = np.dtype(dtype)
+    return CudaDialect.float_literal(value, dtype) if dtype.kind == "f" else literal(value, dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """One `__global__` function of an IR kernel and how its grid is sized: `mode` (see
+    NOTE(cuda-renderer)) and `extent`, the iterations (elements, rows) it covers."""
+
+    function: str
+    mode: str
+    extent: Index
+
+    def grid(self, sizes: dict[str, int], block: int, max_grid: int = MAX_GRID) -> int:
+        """Blocks for this launch given the kernel's size arguments (at least 1: CUDA
+        refuses an empty grid, and a reduction over nothing still writes its identity)."""
+        extent = self.extent.substitute({name: Index.const(v) for name, v in sizes.items()}).constant_value()
+        if self.mode in ("single", "finish"):
+            return 1
+        if self.mode == "rows":
+            count = extent
+        else:
+            count = -(-extent // block)
+        if self.mode == "split":
+            max_grid = min(max_grid, SPLIT_BLOCKS)
+        return max(1, min(count, max_grid))
+
+
+@dataclasses.dataclass(frozen=True)
+class CudaKernel:
+    """An IR kernel rendered: its launches in order and what they share."""
+
+    name: str
+    buffers: tuple                 # (C type, is output) per buffer, in call order
+    sizes: tuple[str, ...]
+    launches: tuple[Launch, ...]
+    workspace_bytes: int
+    index_type: str
+
+
+def launch_plan(kernel: CudaKernel, sizes: dict[str, int], block: int, max_grid: int = MAX_GRID) -> list:
+    """[(function, blocks)] for running `kernel` with these size arguments, in order;
+    `block` threads a block (a multiple of 32, at most 1024)."""
+    if block % 32 or not 32 <= block <= 1024:
+        raise ValueError(f"a block has a multiple of 32 threads, at most 1024, not {block}")
+    return [(launch.function, launch.grid(sizes, block, max_grid)) for launch in kernel.launches]
+
+
+@dataclasses.dataclass(frozen=True)
+class CudaUnit:
+    """One CUDA source (a RawModule) and its kernels by IR name."""
+
+    source: str
+    kernels: dict
+
+
+_PRELUDE_HEAD = """/* generated by pyjit's CUDA renderer */
+#ifdef __CUDACC_RTC__  /* NVRTC has no C library headers */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
+#include <stdint.h>
+#endif
+#define PYJIT_FN __device__ __forceinline__
+#define PYJIT_B(name) name
+"""
+
+# NOTE(block-reduce): every thread of the block calls pyjit_block_reduce with its partial
+# (convergent code: no thread returns early), so its shuffles and barriers are reached
+# by all of them. Each warp folds its lanes with shuffles (lane 0 ends with the warp's
+# value) and writes it to shared memory; then every warp folds those warp values the
+# same way (only warp 0's result is used: the others repeat the work to stay
+# convergent), and thread 0's result is broadcast through shared memory. The order of
+# combination is fixed, so a launch configuration always gives the same bits.
+_BLOCK_REDUCE = r"""
+#define PYJIT_SHFL(T, V) PYJIT_FN T pyjit_shfl_down(T v, unsigned offset) { \
+    return (T)__shfl_down_sync(0xffffffffu, (V)v, offset); }
+PYJIT_SHFL(float, float)
+PYJIT_SHFL(double, double)
+PYJIT_SHFL(int8_t, int)
+PYJIT_SHFL(int16_t, int)
+PYJIT_SHFL(int32_t, int)
+PYJIT_SHFL(uint8_t, unsigned)
+PYJIT_SHFL(uint16_t, unsigned)
+PYJIT_SHFL(uint32_t, unsigned)
+PYJIT_SHFL(int64_t, long long)
+PYJIT_SHFL(uint64_t, unsigned long long)
+
+template <typename T, typename Combine>
+__device__ T pyjit_block_reduce(T value, T identity, Combine combine) {
+    __shared__ T warps[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    for (unsigned offset = 16; offset > 0; offset >>= 1)
+        value = combine(value, pyjit_shfl_down(value, offset));
+    if (lane == 0) warps[warp] = value;
+    __syncthreads();
+    value = lane < ((blockDim.x + 31u) >> 5) ? warps[lane] : identity;
+    for (unsigned offset = 16; offset > 0; offset >>= 1)
+        value = combine(value, pyjit_shfl_down(value, offset));
+    __syncthreads();
+    if (threadIdx.x == 0) warps[0] = value;
+    __syncthreads();
+    value = warps[0];
+    __syncthreads();
+    return value;
+}
+
+/* The (value, position) pairs of argmax/argmin: the better value, the first position
+   among equals; a NaN value is better than any number (NumPy returns the first NaN). */
+template <typename T, bool Max>
+__device__ void pyjit_arg_combine(T &value, int64_t &position, T other, int64_t other_position) {
+    const bool nan = value != value, other_nan = other != other;
+    bool take;
+    if (other_position < 0) take = false;
+    else if (position < 0) take = true;
+    else if (nan || other_nan) take = other_nan && (!nan || other_position < position);
+    else if (other == value) take = other_position < position;
+    else take = Max ? other > value : other < value;
+    if (take) { value = other; position = other_position; }
+}
+
+template <typename T, bool Max>
+__device__ void pyjit_block_arg_reduce(T &value, int64_t &position) {
+    __shared__ T values[32];
+    __shared__ int64_t positions[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    for (int round = 0; round < 2; ++round) {
+        for (unsigned offset = 16; offset > 0; offset >>= 1) {
+            T other = pyjit_shfl_down(value, offset);
+            int64_t other_position = pyjit_shfl_down(position, offset);
+            if (lane + offset < 32u) pyjit_arg_combine<T, Max>(value, position, other, other_position);
+        }
+        if (round == 0) {
+            if (lane == 0) { values[warp] = value; positions[warp] = position; }
+            __syncthreads();
+            if (lane < ((blockDim.x + 31u) >> 5)) { value = values[lane]; position = positions[lane]; }
+            else { position = -1; }
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x == 0) { values[0] = value; positions[0] = position; }
+    __syncthreads();
+    value = values[0];
+    position = positions[0];
+    __syncthreads();
+}
+"""
+
+PRELUDE = _PRELUDE_HEAD + HELPERS + _BLOCK_REDUCE
+
+
+def render_unit(kernels: list[Kernel]) -> CudaUnit:
+    """One CUDA source holding every launch of `kernels`."""
+    pieces, rendered = [PRELUDE], {}
+    for kernel in kernels:
+        writer = _KernelWriter(kernel)
+        pieces.append(writer.write())
+        rendered[kernel.name] = writer.result
+    return CudaUnit("\n".join(pieces) + "\n", rendered)
+
+
+# -- kept values, undone ------------------------------------------------------------------
+def forget_kept_values(body: tuple) -> tuple:
+    """`body` with NOTE(kept-values) undone: each read of a scratch row becomes the value
+    the reduction stored there."""
+    result = []
+    for statement in body:
+        if isinstance(statement, Loop):
+            inner = [s for s in statement.body if not isinstance(s, Scratch)]
+            values = {}
+            for position, inner_statement in enumerate(inner):
+                if isinstance(inner_statement, Reduce) and inner_statement.stores:
+                    kept = {store.buffer for store in inner_statement.stores}
+                    values.update({Load(store.buffer, store.index, store.value.dtype): store.value
+                                   for store in inner_statement.stores})
+                    inner[position] = dataclasses.replace(inner_statement, stores=tuple(
+                        store for store in inner_statement.stores if store.buffer not in kept))
+            body_of = substitute_body(tuple(inner), {}, values) if values else tuple(inner)
+            result.append(Loop(statement.dims, forget_kept_values(body_of), statement.parallel))
+        else:
+            result.append(statement)
+    return tuple(result)
+
+
+# -- index width ------------------------------------------------------------------------
+# NOTE(cuda-index-width): 32-bit index arithmetic is cheaper on a GPU (64-bit multiplies
+# are several instructions). A kernel uses it only when every bound is known here: no
+# size parameter (a symbolic size or a strided layout's strides could be anything at run
+# time), and every extent, every index (each term at its largest) and every grid-stride
+# counter (an extent plus the largest grid of threads) below 2**31.
+INT32_LIMIT = 2**31 - 1 - MAX_GRID * 1024
+
+
+def _bound(index: Index, extents: dict[str, int]) -> float:
+    total = 0.0
+    for monomial, coeff in index.terms.items():
+        product = float(abs(coeff))
+        for atom in monomial:
+            if isinstance(atom, str):
+                product *= extents.get(atom, float("inf"))
+            elif isinstance(atom, Mod):
+                product *= _bound(atom.divisor, extents)
+            else:
+                product *= _bound(atom.numerator, extents)
+        total += product
+    return total
+
+
+def _fits_int32(kernel: Kernel) -> bool:
+    if kernel.sizes:
+        return False
+    extents: dict[str, int] = {}
+    indices: list[Index] = []
+
+    def visit(statements, outer: int) -> int:
+        largest = outer
+        for statement in statements:
+            dims = getattr(statement, "dims", ())
+            count = outer
+            for dim in dims:
+                extents[dim.var] = max(dim.extent.constant_value() - 1, 0)
+                count *= dim.extent.constant_value()
+            largest = max(largest, count)
+            if isinstance(statement, Loop):
+                largest = max(largest, visit(statement.body, count))
+                continue
+            if isinstance(statement, Scratch):
+                continue
+            if isinstance(statement, Store):
+                indices.append(statement.index)
+            for store in getattr(statement, "stores", ()):
+                indices.append(store.index)
+            indices.extend(v.index for v in walk_values(statement.value) if isinstance(v, (Load, IndexValue)))
+        return largest
+
+    largest = visit(kernel.body, 1)
+    return largest < INT32_LIMIT and all(_bound(index, extents) < INT32_LIMIT for index in indices)
+
+
+# -- reductions ---------------------------------------------------------------------------
+def accumulator_dtype(kind: str, dtype: np.dtype, value_dtype: np.dtype) -> np.dtype:
+    """What a reduction accumulates in (as the C renderer: docs/codegen.md, "Numerics")."""
+    if kind == "sum" and dtype.kind == "f":
+        return np.dtype(np.float64)
+    if kind in ("sum", "prod") and dtype.kind in "iub":
+        return np.dtype(np.uint64)
+    if REGISTRY[kind].reduction.positional:
+        return value_dtype
+    return dtype
+
+
+class _KernelWriter:
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.body = forget_kept_values(kernel.body)
+        self.index_type = "int32_t" if _fits_int32(kernel) else "int64_t"
+        self.params = {buffer.name: f"b{position}" for position, buffer in enumerate(kernel.buffers)}
+        self.lines: list[str] = []
+        self.launches: list[Launch] = []
+        self.slots: dict[str, tuple[int, np.dtype]] = {}  # top-level reduction -> (workspace offset, dtype)
+        self.temps = 0
+        self.result: CudaKernel | None = None
+
+    # -- structure ------------------------------------------------------------------------
+    def write(self) -> str:
+        if nests_parallel_in_serial(self.body):
+            self._function("team", _parallel_extent(self.body), lambda: self._block(self.body, 1, {}, "thread"))
+        else:
+            pending_stores: list = []
+            for statement in self.body:
+                if isinstance(statement, (Store, Loop)) and not (isinstance(statement, Loop) and statement.parallel):
+                    pending_stores.append(statement)
+                    continue
+                self._flush(pending_stores)
+                pending_stores = []
+                if isinstance(statement, Reduce):
+                    self._split_reduction(statement)
+                elif _is_row_loop(statement):
+                    self._function("rows", _extent(statement.dims), lambda s=statement: self._row_launch(s))
+                else:
+                    self._function("elements", _extent(statement.dims), lambda s=statement: self._elements(s))
+            self._flush(pending_stores)
+        kernel = self.kernel
+        workspace = sum(SLOT_BYTES * (SPLIT_BLOCKS + 2) for _ in self.slots)
+        self.result = CudaKernel(kernel.name, tuple((ctype(b.dtype), b.output) for b in kernel.buffers),
+                                 kernel.sizes, tuple(self.launches), workspace, self.index_type)
+        return "\n".join(self.lines)
+
+    def _flush(self, statements: list) -> None:
+        if statements:
+            self._function("single", Index.const(1),
+                           lambda: self._emit_guarded(statements))
+
+    def _emit_guarded(self, statements) -> None:
+        self._emit(1, "if (blockIdx.x == 0 && threadIdx.x == 0) {")
+        self._block(tuple(statements), 2, {}, "thread")
+        self._emit(1, "}")
+
+    def _function(self, mode: str, extent: Index, body) -> None:
+        name = f"{self.kernel.name}_{len(self.launches)}"
+        self.launches.append(Launch(name, mode, extent))
+        params = []
+        for position, buffer in enumerate(self.kernel.buffers):
+            qualifier = "" if buffer.output else "const "
+            params.append(f"{qualifier}{ctype(buffer.dtype)} *__restrict__ b{position}")
+        params.append("uint8_t *__restrict__ ws")
+        params += [f"const int64_t {size}" for size in self.kernel.sizes]
+        self.lines.append(f'extern "C" __global__ void __launch_bounds__(1024) {name}({", ".join(params)}) {{')
+        start = len(self.lines)
+        for var, (offset, dtype) in self.slots.items():  # results of earlier split reductions
+            self._emit(1, f"const {ctype(dtype)} {var} = *(const {ctype(dtype)} *)(ws + {offset});")
+        self.temps = 0
+        body()
+        self.lines[start:] = _drop_unused_constants(self.lines[start:])
+        self.lines.append("}")
+
+    # -- launches -------------------------------------------------------------------------
+    def _elements(self, loop: Loop) -> None:
+        flat = self._grid_stride("f", _extent(loop.dims), 1, "blockIdx.x * blockDim.x + threadIdx.x",
+                                 "gridDim.x * blockDim.x")
+        self._unflatten(loop.dims, flat, 2)
+        self._block(loop.body, 2, {}, "thread")
+        self._emit(1, "}")
+
+    def _row_launch(self, loop: Loop) -> None:
+        self._grid_stride("row", _extent(loop.dims), 1, "blockIdx.x", "gridDim.x")
+        self._unflatten(loop.dims, "row", 2)
+        self._block(loop.body, 2, {}, "block")
+        self._emit(1, "}")
+
+    def _split_reduction(self, reduce: Reduce) -> None:
+        offset = SLOT_BYTES * (SPLIT_BLOCKS + 2) * len(self.slots)
+        count, result = offset, offset + SLOT_BYTES
+        partials = offset + 2 * SLOT_BYTES
+        extent = _extent(reduce.dims)
+
+        def first_pass():
+            self._emit(1, f"if (blockIdx.x == 0 && threadIdx.x == 0) *(int64_t *)(ws + {count}) = gridDim.x;")
+            self._reduction(reduce, 1, {}, "blockIdx.x * blockDim.x + threadIdx.x", "gridDim.x * blockDim.x",
+                            lambda value, position: self._write_slot(f"ws + {partials} + {SLOT_BYTES} * blockIdx.x",
+                                                                     value, position, reduce))
+
+        def second_pass():
+            self._emit(1, f"const int64_t parts = *(const int64_t *)(ws + {count});")
+            self._combine_partials(reduce, partials, result)
+
+        self._function("split", extent, first_pass)
+        self._function("finish", Index.const(1), second_pass)
+        self.slots[reduce.name] = (result, reduce.dtype)
+
+    def _write_slot(self, address: str, value: str, position: str | None, reduce: Reduce) -> None:
+        acc = ctype(self._acc_dtype(reduce))
+        self._emit(1, "if (threadIdx.x == 0) {")
+        self._emit(2, f"*({acc} *)({address}) = {value};")
+        if position is not None:
+            self._emit(2, f"*(int64_t *)({address} + 8) = {position};")
+        self._emit(1, "}")
+
+    def _combine_partials(self, reduce: Reduce, partials: int, result: int) -> None:
+        """The finishing pass: one block folds the partials in block order."""
+        acc_dtype = self._acc_dtype(reduce)
+        acc = ctype(acc_dtype)
+        rule = REGISTRY[reduce.kind].reduction
+        self._emit(1, f"{acc} value = {self._identity(reduce)};")
+        if rule.positional:
+            self._emit(1, "int64_t position = -1;")
+        self._emit(1, f"for (int64_t p = threadIdx.x; p < parts; p += blockDim.x) {{")
+        slot = f"(ws + {partials} + {SLOT_BYTES} * p)"
+        if rule.positional:
+            self._emit(2, f"const int64_t other_position = *(const int64_t *)({slot} + 8);")
+            self._emit(2, f"if (other_position >= 0) pyjit_arg_combine<{acc}, {_is_max(rule)}>(value, position, "
+                          f"*(const {acc} *){slot}, other_position);")
+        else:
+            self._emit(2, f"value = {self._combine_text(reduce, 'value', f'*(const {acc} *){slot}')};")
+        self._emit(1, "}")
+        self._block_combine(reduce, 1)
+        final = self._final(reduce, "value", "position")
+        self._emit(1, f"if (threadIdx.x == 0) *({ctype(reduce.dtype)} *)(ws + {result}) = {final};")
+
+    # -- statements ---------------------------------------------------------------------
+    def _block(self, body, depth: int, scope: dict, role: str) -> None:
+        """`role`: "thread" (one thread runs the statements as written) or "block" (the
+        body of a row: its loops and reductions spread over the block's threads)."""
+        for statement in body:
+            if isinstance(statement, Loop):
+                self._loop(statement, depth, scope, role)
+            elif isinstance(statement, Reduce):
+                if role == "block":
+                    self._reduction(statement, depth, scope, "threadIdx.x", "blockDim.x", None)
+                else:
+                    self._serial_reduction(statement, depth, scope)
+            elif isinstance(statement, Scratch):
+                raise AssertionError("kept values are undone before rendering")
+            elif role == "block":  # a statement of the row: the whole block agrees, one thread writes
+                value = self._value(statement.value, depth, scope)
+                self._emit(depth, f"if (threadIdx.x == 0) {self._target(statement)} = {value};")
+            else:
+                self._emit(depth, f"{self._target(statement)} = {self._value(statement.value, depth, scope)};")
+
+    def _loop(self, loop: Loop, depth: int, scope: dict, role: str) -> None:
+        extent = _extent(loop.dims)
+        if role == "block":
+            flat = self._grid_stride(f"e{self.temps}", extent, depth, "threadIdx.x", "blockDim.x")
+        elif loop.parallel:  # inside a team launch: the same partition for every such loop
+            flat = self._grid_stride(f"e{self.temps}", extent, depth, "blockIdx.x * blockDim.x + threadIdx.x",
+                                     "gridDim.x * blockDim.x")
+        else:
+            flat = f"e{self.temps}"
+            self.temps += 1
+            self._emit(depth, f"for ({self.index_type} {flat} = 0; {flat} < {self._index(extent)}; {flat}++) {{")
+        self._unflatten(loop.dims, flat, depth + 1)
+        self._block(loop.body, depth + 1, dict(scope), "thread")
+        self._emit(depth, "}")
+
+    def _grid_stride(self, name: str, extent: Index, depth: int, start: str, step: str) -> str:
+        self.temps += 1
+        t = self.index_type
+        self._emit(depth, f"for ({t} {name} = ({t})({start}); {name} < ({t})({self._index(extent)}); "
+                          f"{name} += ({t})({step})) {{")
+        return name
+
+    def _unflatten(self, dims, flat: str, depth: int) -> None:
+        after = Index.const(1)
+        for position, dim in enumerate(reversed(dims)):
+            part = f"{flat} / ({self._index(after)})" if after != Index.const(1) else flat
+            text = part if position == len(dims) - 1 else f"({part}) % ({self._index(dim.extent)})"
+            self._emit(depth, f"const {self.index_type} {dim.var} = {text};")
+            after = after * dim.extent
+
+    def _serial_reduction(self, reduce: Reduce, depth: int, scope: dict) -> None:
+        acc_dtype = self._acc_dtype(reduce)
+        rule = REGISTRY[reduce.kind].reduction
+        self._emit(depth, f"{ctype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
+        if rule.positional:
+            self._emit(depth, f"int64_t {reduce.name}_pos = -1;")
+        flat = f"e{self.temps}"
+        self.temps += 1
+        self._emit(depth, f"for ({self.index_type} {flat} = 0; {flat} < {self._index(_extent(reduce.dims))}; "
+                          f"{flat}++) {{")
+        self._fold(reduce, flat, depth + 1, scope)
+        self._emit(depth, "}")
+        self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+                          f"{self._final(reduce, reduce.name + '_acc', reduce.name + '_pos')};")
+
+    def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot) -> None:
+        """A reduction spread over threads (`start`, `step`), then over the block; its
+        result is `reduce.name` in every thread, or `write_slot(value, position)`'s."""
+        acc = ctype(self._acc_dtype(reduce))
+        rule = REGISTRY[reduce.kind].reduction
+        value_name, position_name = (f"{reduce.name}_acc", f"{reduce.name}_pos")
+        self._emit(depth, f"{acc} {value_name} = {self._identity(reduce)};")
+        if rule.positional:
+            self._emit(depth, f"int64_t {position_name} = -1;")
+        flat = self._grid_stride(f"e{self.temps}", _extent(reduce.dims), depth, start, step)
+        self._fold(reduce, flat, depth + 1, scope)
+        self._emit(depth, "}")
+        self._block_combine(reduce, depth, value_name, position_name)
+        if write_slot is not None:
+            write_slot(value_name, position_name if rule.positional else None)
+        else:
+            self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+                              f"{self._final(reduce, value_name, position_name)};")
+
+    def _fold(self, reduce: Reduce, flat: str, depth: int, scope: dict) -> None:
+        """One step of a reduction at flat position `flat` of its dims."""
+        self._unflatten(reduce.dims, flat, depth)
+        inner = dict(scope)
+        value = self._value(reduce.value, depth, inner)
+        rule = REGISTRY[reduce.kind].reduction
+        acc = f"{reduce.name}_acc"
+        if rule.positional:
+            self._emit(depth, f"pyjit_arg_combine<{ctype(reduce.value.dtype)}, {_is_max(rule)}>"
+                              f"({acc}, {reduce.name}_pos, {value}, (int64_t){flat});")
+        else:
+            self._emit(depth, f"{acc} = {self._combine_text(reduce, acc, value)};")
+        for store in reduce.stores:
+            self._emit(depth, f"{self._target(store)} = {self._value(store.value, depth, inner)};")
+
+    def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position") -> None:
+        rule = REGISTRY[reduce.kind].reduction
+        acc_dtype = self._acc_dtype(reduce)
+        acc = ctype(acc_dtype)
+        if rule.positional:
+            self._emit(depth, f"pyjit_block_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
+            return
+        combine = self._combine_text(reduce, "a", "b")
+        self._emit(depth, f"{value} = pyjit_block_reduce<{acc}>({value}, ({acc}){self._identity(reduce)}, "
+                          f"[](const {acc} a, const {acc} b) -> {acc} {{ return {combine}; }});")
+
+    def _combine_text(self, reduce: Reduce, acc: str, value: str) -> str:
+        acc_dtype = self._acc_dtype(reduce)
+        acc_type = ctype(acc_dtype)
+        combined = spell(REGISTRY[reduce.kind].reduction.combine, [acc, f"({acc_type}){value}"],
+                         [acc_dtype, acc_dtype], acc_dtype)
+        return f"({acc_type})({combined})"
+
+    def _identity(self, reduce: Reduce) -> str:
+        rule = REGISTRY[reduce.kind].reduction
+        acc_dtype = self._acc_dtype(reduce)
+        source = reduce.value.dtype if rule.positional else reduce.dtype
+        return cuda_literal(rule.identity(source), acc_dtype) if acc_dtype == source else \
+            f"({ctype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
+
+    def _final(self, reduce: Reduce, value: str, position: str) -> str:
+        if REGISTRY[reduce.kind].reduction.positional:
+            return f"({ctype(reduce.dtype)})({position} < 0 ? 0 : {position})"
+        return f"({ctype(reduce.dtype)}){value}"
+
+    def _acc_dtype(self, reduce: Reduce) -> np.dtype:
+        return accumulator_dtype(reduce.kind, np.dtype(reduce.dtype), np.dtype(reduce.value.dtype))
+
+    # -- values ---------------------------------------------------------------------------
+    def _target(self, store: Store) -> str:
+        return f"{self.params[store.buffer]}[{self._index(store.index)}]"
+
+    def _index(self, index: Index) -> str:
+        return index_text(index)
+
+    def _value(self, value, depth: int, scope: dict) -> str:
+        if isinstance(value, Constant):
+            return cuda_literal(value.value, value.dtype)
+        if isinstance(value, IndexValue):
+            return f"((int64_t)({self._index(value.index)}))"
+        if isinstance(value, Var):
+            return value.name
+        if value in scope:
+            return scope[value]
+        if isinstance(value, Load):
+            text = f"{self.params[value.buffer]}[{self._index(value.index)}]"
+        else:
+            args = [self._value(arg, depth, scope) for arg in value.args]
+            text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
+        name = f"t{self.temps}"
+        self.temps += 1
+        self._emit(depth, f"const {ctype(value.dtype)} {name} = {text};")
+        scope[value] = name
+        return name
+
+    def _emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+
+_DEFINITION = re.compile(r"^\s*const [a-z0-9_]+ (\w+) = ")
+_WORD = re.compile(r"\w+")
+
+
+def _drop_unused_constants(lines: list[str]) -> list[str]:
+    """`lines` without the `const` definitions nothing reads (a loop variable no index
+    uses, an earlier reduction's result a launch does not need): NVRTC warns about them."""
+    while True:
+        uses: dict[str, int] = {}
+        for line in lines:
+            for word in _WORD.findall(line):
+                uses[word] = uses.get(word, 0) + 1
+        kept = [line for line in lines
+                if not ((match := _DEFINITION.match(line)) and uses.get(match.group(1), 0) == 1)]
+        if len(kept) == len(lines):
+            return lines
+        lines = kept
+
+
+def _extent(dims) -> Index:
+    total = Index.const(1)
+    for dim in dims:
+        total = total * dim.extent
+    return total
+
+
+def _is_max(rule) -> str:
+    return "true" if rule.combine == "maximum" else "false"
+
+
+def _is_row_loop(statement) -> bool:
+    return isinstance(statement, Loop) and any(isinstance(s, (Loop, Reduce)) for s in statement.body)
+
+
+def _parallel_extent(body) -> Index | None:
+    """The iterations of the first parallel loop of a team kernel (all have the same)."""
+    for statement in body:
+        if isinstance(statement, Loop):
+            if statement.parallel:
+                return _extent(statement.dims)
+            found = _parallel_extent(statement.body)
+            if found is not None:
+                return found
+    return None

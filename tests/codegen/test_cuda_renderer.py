@@ -1,0 +1,100 @@
+"""pyjit/codegen/cuda_renderer.py: the launches each kind of kernel becomes, index width,
+literals, and the grid sizes a launch asks for. (What the kernels compute is checked by
+running them in emulation: tests/codegen/test_cuda_emulation.py, with NVRTC compiles.)"""
+
+import numpy as np
+import pytest
+
+from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, CudaDialect, launch_plan, render_unit)
+from pyjit.codegen.kernel_ir import Index
+from pyjit.codegen.scheduler import schedule
+from pyjit.graph import Graph, ShapeEnv, TensorMeta
+from pyjit.ops.registry import op
+
+F32 = np.dtype(np.float32)
+
+
+def rendered(build, *shapes, shape_env=None):
+    graph = Graph(shape_env=shape_env)
+    inputs = [graph.placeholder(f"x{n}", TensorMeta(shape, F32)) for n, shape in enumerate(shapes)]
+    graph.output(build(*inputs))
+    (kernel,) = schedule(graph).kernels
+    unit = render_unit([kernel])
+    return unit.kernels[kernel.name], unit.source
+
+
+def softmax(x):
+    exp = op.exp(op.subtract(x, op.max(x, axis=-1, keepdims=True)))
+    return op.divide(exp, op.sum(exp, axis=-1, keepdims=True))
+
+
+def test_a_row_reduction_is_a_block_per_row_with_warp_shuffles():
+    kernel, source = rendered(softmax, (100, 1000))
+    assert [launch.mode for launch in kernel.launches] == ["rows"]
+    body = source.split(kernel.launches[0].function, 1)[1]
+    assert body.count("pyjit_block_reduce<") == 2  # the max, then the sum
+    assert "blockIdx.x" in body and "threadIdx.x" in body
+    assert "kept" not in body  # kept values are computed again (NOTE(cuda-renderer))
+
+
+def test_a_full_reduction_is_split_in_two_passes_without_atomics():
+    kernel, source = rendered(lambda x: op.divide(op.sum(x), 3.0), (1001,))
+    assert [launch.mode for launch in kernel.launches] == ["split", "finish", "single"]
+    assert "atomic" not in source
+    assert kernel.workspace_bytes >= 16 * SPLIT_BLOCKS
+
+
+def test_a_reduction_over_leading_axes_keeps_its_columns_on_threads():
+    kernel, _ = rendered(lambda x: op.sum(x, axis=0), (50, 40))
+    assert [launch.mode for launch in kernel.launches] == ["team"]
+
+
+def test_pointwise_work_is_a_grid_stride_loop():
+    kernel, source = rendered(lambda x, y: op.add(op.sin(x), y), (33, 7), (7,))
+    assert [launch.mode for launch in kernel.launches] == ["elements"]
+    assert "gridDim.x * blockDim.x" in source
+    assert "sinf(" in source and "__sinf" not in source  # the accurate library function, no fast math
+
+
+def test_indices_are_32_bit_when_every_size_is_known_and_small():
+    static, _ = rendered(lambda x: op.exp(x), (1000, 1000))
+    assert static.index_type == "int32_t"
+    huge, _ = rendered(lambda x: op.exp(x), (1 << 16, 1 << 16))
+    assert huge.index_type == "int64_t"
+    env = ShapeEnv()
+    symbolic, _ = rendered(lambda x: op.exp(x), (env.create_symbol(10), 4), shape_env=env)
+    assert symbolic.index_type == "int64_t" and symbolic.sizes
+
+
+def test_special_float_literals_are_bit_patterns():
+    assert CudaDialect.float_literal(float("nan"), F32) == "__int_as_float(0x7fc00000)"
+    assert CudaDialect.float_literal(float("-inf"), F32) == "__int_as_float(0xff800000)"
+    assert CudaDialect.float_literal(float("inf"), np.dtype(np.float64)) == "__longlong_as_double(9218868437227405312LL)"
+    assert CudaDialect.float_literal(0.5, F32) == "0x1.0000000000000p-1f"
+
+
+def test_grids_cover_the_work_and_never_are_empty():
+    kernel, _ = rendered(lambda x: op.sum(x), (100_000,))
+    split, finish, single = launch_plan(kernel, {}, 256)
+    assert split[1] == min(SPLIT_BLOCKS, -(-100_000 // 256)) and finish[1] == 1 and single[1] == 1
+    rows, _ = rendered(softmax, (7, 9))
+    assert launch_plan(rows, {}, 64) == [(rows.launches[0].function, 7)]
+    empty, _ = rendered(lambda x: op.exp(x), (0,))
+    assert launch_plan(empty, {}, 128)[0][1] == 1
+    many, _ = rendered(lambda x: op.exp(x), (1 << 28,))
+    assert launch_plan(many, {}, 32)[0][1] == MAX_GRID
+
+
+def test_symbolic_sizes_size_the_grid_at_launch():
+    env = ShapeEnv()
+    kernel, _ = rendered(softmax, (env.create_symbol(10), 16), shape_env=env)
+    (size,) = kernel.sizes
+    assert kernel.launches[0].extent == Index.name(size)
+    assert launch_plan(kernel, {size: 300}, 128)[0][1] == 300
+
+
+@pytest.mark.parametrize("block", [0, 48, 2048])
+def test_a_block_is_whole_warps(block):
+    kernel, _ = rendered(lambda x: op.exp(x), (10,))
+    with pytest.raises(ValueError, match="multiple of 32"):
+        launch_plan(kernel, {}, block)
