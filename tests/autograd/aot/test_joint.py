@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from op_samples.finite_differences import finite_difference
+from pyjit.autograd.finite_differences import numerical_vjp as finite_difference
 
 import pyjit.ops as ops
 from pyjit.autograd.aot import build_joint
