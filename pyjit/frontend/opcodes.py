@@ -23,7 +23,7 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, consume, inplace_binary, iterate, load_attr, subscript
+from .calls import binary, call, consume, inplace_binary, iterate, load_attr, store_array_item, subscript
 from .side_effects import build_dict, build_set
 from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
 
@@ -371,6 +371,9 @@ def _store_global(tracer, instr):
 @handler("STORE_SUBSCR")
 def _store_subscr(tracer, instr):
     key, container = tracer.pop(), tracer.pop()
+    if isinstance(container, ArrayValue):
+        store_array_item(tracer, container, key, tracer.pop())  # NOTE(functionalisation)
+        return
     tracer.side_effects.store_item(tracer, container, key, tracer.pop())
 
 
