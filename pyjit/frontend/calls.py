@@ -594,15 +594,16 @@ def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
     raise Break("unsupported", f"operator {symbol} on a {type(left).__name__} and a {type(right).__name__}")
 
 
-def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value) -> Value:
-    """`target <symbol>= other` on an array (NOTE(functionalisation) in functionalise.py)."""
+def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored_back: bool = False) -> Value:
+    """`target <symbol>= other` on an array (NOTE(functionalisation) in functionalise.py);
+    `stored_back`: an augmented operator, whose result Python stores where `target` came from."""
     what = f"in-place operator {symbol}="
     name = ARRAY_OPERATORS.get(symbol) or (_BOOL_OPERATORS.get(symbol) if _all_bool(target, other) else None)
     entry = REGISTRY.get(name) if name is not None else None
     if entry is None:
         raise Break("unsupported", f"{what} on an operator the op registry does not have for these dtypes",
                     hint=functionalise.HINT)
-    functionalise.refuse_update(tracer, target, other, what)
+    functionalise.refuse_update(tracer, target, other, what, stored_back=stored_back)
     metas = [arg.meta if isinstance(arg, Node) else arg for arg in (target.node, tracer.as_arg(other))]
     functionalise.check_fits(entry.meta(*metas) if isinstance(entry, Op) else None, target, what)
     return functionalise.write(tracer, target, tracer.call_op(entry, (target, other), {}))

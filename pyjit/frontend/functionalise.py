@@ -44,23 +44,24 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..graph import TensorMeta
 from ..ops import REGISTRY
 from .breaks import Break
-from .values import ArrayValue, ConstantValue, SequenceValue, Value
+from .values import ArrayValue, ConstantValue, SequenceValue, Value, contents
 
 HINT = "write x = x + y, or compute into a new array (NOTE(functionalisation))"
 
 
-def refuse_update(tracer, target: ArrayValue, other: Value, what: str, assignment: bool = False) -> None:
+def refuse_update(tracer, target: ArrayValue, other: Value, what: str, *, assignment: bool = False,
+                  stored_back: bool = False) -> None:
     """Break the graph at `what` (an update of `target` by `other`) where it cannot be
-    recorded functionally (NOTE(functionalisation))."""
-    refusal = _refusal(tracer, target, other, assignment)
+    recorded functionally (NOTE(functionalisation)). `stored_back`: an augmented
+    operator, whose result Python stores back where `target` came from."""
+    refusal = _refusal(tracer, target, other, assignment, stored_back)
     if refusal is not None:
         raise Break("unsupported", f"{what} on {refusal}", hint=HINT)
 
 
-def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool) -> str | None:
+def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool, stored_back: bool) -> str | None:
     node = target.node
-    if getattr(node.target, "category", None) == "view" \
-            or any(getattr(user.target, "category", None) == "view" for user in node.users):
+    if (_is_view(node) and not (stored_back and not _holds(tracer, target))) or _view_is_live(tracer, node):
         return "a view, or an array a view was taken of"
     grad = target.tensor and is_grad_enabled()
     if target.tensor:
@@ -78,6 +79,7 @@ def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool) -> str 
         return "an input array, by a Tensor"
     array = _array_of(example)
     if not array.flags.writeable:
+        tracer.guards.writeable(target.source, False)  # the entry for writeable ones stays first
         return "a read-only input (NumPy raises)"
     for source, other_example, _ in tracer.root.inputs:
         if source != target.source and np.may_share_memory(array, _array_of(other_example)):
@@ -126,6 +128,47 @@ def write_back(target, value) -> None:
         target[...] = value
     else:
         target.copy_(value)  # a Tensor: its version counter counts the change
+
+
+def _is_view(node) -> bool:
+    return getattr(node.target, "category", None) == "view"
+
+
+def _held(tracer) -> list[Value]:
+    """Every value the code still holds: on a stack, in a local, in a pending store, or
+    inside one of those."""
+    todo = [*tracer.stack, *tracer.locals.values(), *tracer.side_effects.values()]
+    for caller in tracer.callers():
+        todo += [*caller.stack, *caller.locals.values()]
+    found, seen = [], set()
+    while todo:
+        value = todo.pop()
+        if id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
+            todo += contents(value)
+    return found
+
+
+def _holds(tracer, target: Value) -> bool:
+    """NOTE(functionalisation): `x[i] += v` updates the view x[i] that only the operator
+    holds, and Python then stores the result back into x[i] (index_put): the view may
+    stand for an array of its own."""
+    return any(value is target for value in _held(tracer))
+
+
+def _view_is_live(tracer, node) -> bool:
+    """Whether a value the code still holds is a view of `node` (the write would show
+    through it); a view used up as an op's argument is no longer seen."""
+    if not any(_is_view(user) for user in node.users):
+        return False
+    for value in _held(tracer):
+        base = value.node if isinstance(value, ArrayValue) else None
+        while base is not None and _is_view(base):
+            base = base.args[0]
+            if base is node:
+                return True
+    return False
 
 
 def _may_require_grad(tracer, value: Value) -> bool:

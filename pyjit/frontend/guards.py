@@ -185,10 +185,14 @@ class GuardSet:
         """The transformed code writes into the array input at `source` (NOTE(functionalisation)
         in functionalise.py): it is writeable, and shares no memory with another array input
         (a Python check over all of them, after every check on a source)."""
-        check = self._checks[("array", source)]
-        guard = dataclasses.replace(check.operand, writeable=True)
-        self._checks[("array", source)] = check._replace(operand=guard)
+        self.writeable(source, True)
         self._written.setdefault(source)
+
+    def writeable(self, source: Source, writeable: bool) -> None:
+        """The array input at `source` (already guarded) is writeable, or read-only."""
+        check = self._checks[("array", source)]
+        self._checks[("array", source)] = check._replace(operand=dataclasses.replace(check.operand,
+                                                                                     writeable=writeable))
 
     # -- results --------------------------------------------------------------------------
     @property

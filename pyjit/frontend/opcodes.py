@@ -218,7 +218,7 @@ def _binary_op(tracer, instr):
     right = tracer.pop()
     left = tracer.pop()
     if symbol.endswith("=") and isinstance(left, ArrayValue):
-        tracer.push(inplace_binary(tracer, symbol[:-1], left, right))  # NOTE(functionalisation)
+        tracer.push(inplace_binary(tracer, symbol[:-1], left, right, stored_back=True))  # NOTE(functionalisation)
         return
     if symbol.endswith("="):
         if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):

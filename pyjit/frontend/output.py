@@ -113,6 +113,14 @@ def _collect(value: Value, outputs: list) -> None:
 def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
     """The inputs the graph updated (NOTE(functionalisation) in functionalise.py), each with
     the position among `outputs` of its new value, which is added where missing."""
+    written_nodes = {value.node: source for source, value in tracer.written.items()}
+    for node in outputs:
+        base = node
+        while getattr(base.target, "category", None) == "view":
+            base = base.args[0]
+        if base is not node and base in written_nodes:
+            raise Break("unsupported", f"a view of {written_nodes[base]}, which the graph updates in place, is "
+                        "live after the graph: it would not share the input's memory")
     written = []
     for source, value in tracer.written.items():
         _collect(ArrayValue(value.node), outputs)
