@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from pyjit.autograd.finite_differences import numerical_vjp as finite_difference
 
 import pyjit.ops as ops
 from pyjit.autograd.aot import build_joint
+from pyjit.autograd.finite_differences import numerical_vjp as finite_difference
 from pyjit.graph import Graph, GraphModule, TensorMeta
 
 F64 = np.float64
