@@ -30,7 +30,8 @@ What cannot be modelled this way breaks the graph instead:
     item assignment into a Tensor under grad mode when either side requires grad (the
     tape refuses it);
   * an input that is read-only, or shares memory with another input, at trace time;
-    an ndarray input updated by a Tensor;
+  * an ndarray updated by a Tensor (NumPy keeps the ndarray; the graph's op would give
+    a Tensor);
   * a result whose shape is not x's, or whose dtype cannot be cast to x's as NumPy casts
     (NumPy raises: the break lets it).
 """
@@ -70,13 +71,13 @@ def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool, stored_
         return "a pyjit.Tensor an op has already read (the tape checks such changes at backward)"
     if grad and assignment and (_may_require_grad(tracer, target) or _may_require_grad(tracer, other)):
         return "a Tensor, under grad mode, where a side requires grad (the tape refuses item assignment there)"
+    if not target.tensor and _holds_tensor(other):
+        return "an array, by a Tensor (NumPy keeps the array's type)"
     if target.source is None:
         return None
     example = input_example(tracer, target)
     if grad and (example.requires_grad or _may_require_grad(tracer, other)):
         return "an input Tensor, under grad mode, where a side requires grad (the tape records or refuses it)"
-    if not target.tensor and _holds_tensor(other):
-        return "an input array, by a Tensor"
     array = _array_of(example)
     if not array.flags.writeable:
         tracer.guards.writeable(target.source, False)  # the entry for writeable ones stays first

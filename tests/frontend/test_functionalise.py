@@ -334,3 +334,34 @@ def test_a_view_of_an_updated_input_shares_the_inputs_memory(backend):
     view = pyjit.compile(f, backend=backend)(x)
     view[0, 0] = 5.0
     assert x[0, 0] == 5.0 and x.sum() == 15.0
+
+
+def test_an_array_updated_by_a_tensor_stays_an_array_or_raises_as_plain():
+    def assign(a, t):
+        x = a * 2
+        x[0] = t[0]
+        return x
+
+    def add(a, t):
+        x = a * 2
+        x += t
+        return x
+
+    a, t = np.ones(3), pyjit.tensor(np.arange(3.0))
+    assert same(pyjit.compile(assign, backend="eager")(a, t), assign(a, t))
+    with pytest.raises(TypeError) as plain:
+        add(a, t)
+    with pytest.raises(TypeError) as compiled:
+        pyjit.compile(add, backend="eager")(a, t)
+    assert str(compiled.value) == str(plain.value)
+
+
+def test_an_update_through_a_held_view_breaks_and_shows_through_it():
+    def f(x):
+        row = x[0]
+        row += 1  # the view is held: the update must reach x through it
+        x[1] += row
+        return x
+
+    check_twice(f, lambda: (np.arange(6.0).reshape(3, 2),))
+    assert any("a view, or an array a view was taken of" in key for key in breaks())
