@@ -87,6 +87,11 @@ def _jax_compile(fn: Callable) -> Callable:
 _PEER_COMPILERS = {"torch.compile": _torch_compile, "numba": _numba_compile, "jax.jit": _jax_compile}
 
 
+def installed_peers() -> list[str]:
+    """The peers importable here, by engine name."""
+    return [name for name, module in PEERS.items() if importlib.util.find_spec(module) is not None]
+
+
 def all_engines() -> dict[str, Engine]:
     """Every engine this installation can run, by name, NumPy first."""
     import pyjit
@@ -98,5 +103,5 @@ def all_engines() -> dict[str, Engine]:
     engines += [Engine(f"pyjit-inductor:{mode}", "mode", functools.partial(_pyjit_compile, "inductor", mode),
                        disk_cache=True) for mode in INDUCTOR_MODES]
     engines += [Engine(name, "peer", _PEER_COMPILERS[name], disk_cache=name == "torch.compile")
-                for name, module in PEERS.items() if importlib.util.find_spec(module) is not None]
+                for name in installed_peers()]
     return {engine.name: engine for engine in engines}

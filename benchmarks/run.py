@@ -19,6 +19,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 # `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import pyjit  # noqa: E402
-from engines import all_engines  # noqa: E402
+from engines import PEERS, all_engines, installed_peers  # noqa: E402
 from workloads import BY_NAME, WORKLOADS  # noqa: E402
 
 MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
@@ -102,48 +103,87 @@ def add_ratios(rows: list[dict], bandwidth: float) -> None:
             row["floor_ratio"] = row["median_ms"] / row["floor_ms"] if BY_NAME[row["workload"]].memory_bound else None
 
 
-def _cell(value, pattern: str, width: int) -> str:
+TABLE_WIDTH = 100  # columns every printed line fits in
+COLUMNS = (("median ms", "median_ms", ".3f", 9), ("spread", "spread", ".0%", 6), ("vs numpy", "speedup", ".2f", 8),
+           ("first ms", "first_call_ms", ".1f", 8), ("warm ms", "warm_start_ms", ".1f", 7),
+           ("RSS MB", "peak_rss_mb", ".0f", 6), ("/floor", "floor_ratio", ".2f", 6), ("graphs", "graphs", "d", 6),
+           ("breaks", "graph_breaks", "d", 6))
+
+
+def _cell(row: dict, key: str, pattern: str, width: int) -> str:
+    value = row.get(key)
+    if key == "spread" and "median_ms" in row:
+        value = (row["max_ms"] - row["min_ms"]) / row["median_ms"]
     return format(value, pattern).rjust(width) if value is not None else "-".rjust(width)
 
 
-COLUMNS = (("median ms", "median_ms", ".3f", 10), ("min ms", "min_ms", ".3f", 9), ("max ms", "max_ms", ".3f", 9),
-           ("vs numpy", "speedup", ".2f", 8), ("first ms", "first_call_ms", ".1f", 9),
-           ("warm ms", "warm_start_ms", ".1f", 8), ("RSS MB", "peak_rss_mb", ".0f", 7),
-           ("/floor", "floor_ratio", ".2f", 7), ("graphs", "graphs", "d", 6), ("breaks", "graph_breaks", "d", 6))
+def _label(engine: str) -> str:
+    """The row's name in the table: the inductor modes as +MODE (the legend says so)."""
+    return "+" + engine.split(":", 1)[1] if engine.startswith("pyjit-inductor:") else engine
 
 
-def _status(row: dict) -> str:
+def _fit(text: str, indent: str = "") -> str:
+    return textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def _status(row: dict) -> str | None:
+    """None for a row that ran and agrees with NumPy; otherwise what went wrong."""
     if row["status"] == "ok":
-        return "ok"
+        return None
     if "error" in row:
-        return f"{row['status'].upper()} {row['error']}"
-    return f"{row['status'].upper()} (largest difference from NumPy {row['max_abs_error']:.3g})"
+        return f"{row['status'].upper()}: {row['error']}"
+    return f"{row['status'].upper()}: largest difference from NumPy {row['max_abs_error']:.3g}"
+
+
+def _shown_path(path: str) -> str:
+    """`path` relative to the working directory when it lies below it (shorter lines)."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def peer_lines(document: dict) -> list[str]:
+    """One line per peer that did not run: not installed (and how to add it), or left
+    out of a --quick run."""
+    python = _shown_path(sys.executable)
+    lines = []
+    for name, module in PEERS.items():
+        if name not in document["installed_peers"]:
+            lines.append(f"{name}: not installed; to compare with it: {python} -m pip install {module}")
+        elif not any(row["engine"] == name for row in document["rows"]):
+            lines.append(f"{name}: installed, left out of this run (--quick runs peers with --peers)")
+    return lines
 
 
 def print_table(document: dict) -> None:
-    print(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
-          f"{document['cpus']} CPUs{', quick sizes (a smoke test)' if document['quick'] else ''}")
+    print(_fit(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
+               f"{document['cpus']} CPUs{', quick sizes (a smoke test)' if document['quick'] else ''}"))
     print(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s (the floor: bytes read once plus written once)")
-    name_width = max([len(row["engine"]) for row in document["rows"] + document["dispatch"]] + [20])
-    print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS)
-          + "  status")
+    for line in peer_lines(document):
+        print(_fit(line, "  "))
+    name_width = max(len(_label(row["engine"])) for row in [*document["rows"], *document["dispatch"],
+                                                           {"engine": "engine"}])
+    print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS))
     for workload in WORKLOADS:
         rows = [row for row in document["rows"] if row["workload"] == workload.name]
         floor = rows[0].get("floor_ms") if rows else None
         if rows:
-            print(f"{workload.name}: {workload.what}" + (f"; floor {floor:.3f} ms" if floor is not None else ""))
+            print(_fit(f"{workload.name}: {workload.what}" + (f"; floor {floor:.3f} ms" if floor is not None else ""),
+                       "  "))
         for row in rows:
-            print(f"  {row['engine']:{name_width}s}" + "".join(f" {_cell(row.get(key), pattern, width)}"
-                                                              for _, key, pattern, width in COLUMNS)
-                  + f"  {_status(row)}")
+            print(f"  {_label(row['engine']):{name_width}s}"
+                  + "".join(f" {_cell(row, key, pattern, width)}" for _, key, pattern, width in COLUMNS))
+            if _status(row):
+                print(_fit(f"    {_status(row)}", "    "))
+    if any(row["engine"].startswith("pyjit-inductor:") for row in document["rows"]):
+        print("+MODE: pyjit-inductor compiled with mode=MODE")
     if document["dispatch"]:
         print("dispatch: compiled `x + 1` on 16 float32 elements against the plain call")
     for row in document["dispatch"]:
         if "overhead_ns" not in row:
-            print(f"  {row['engine']:{name_width}s} {_status(row)}")
+            print(_fit(f"  {_label(row['engine']):{name_width}s} {_status(row)}", "    "))
             continue
-        print(f"  {row['engine']:{name_width}s} plain {row['plain_ns']:7.0f} ns, compiled {row['compiled_ns']:7.0f} "
-              f"ns, overhead {row['overhead_ns']:+7.0f} ns; first call {row['first_call_ms']:.0f} ms")
+        print(f"  {_label(row['engine']):{name_width}s} {row['plain_ns']:6.0f} ns plain, {row['compiled_ns']:6.0f} ns "
+              f"compiled, {row['overhead_ns']:+6.0f} ns; first call {row['first_call_ms']:.0f} ms")
 
 
 def plot(document: dict, path: str) -> str | None:
@@ -164,6 +204,7 @@ def plot(document: dict, path: str) -> str | None:
         speedups = {row["workload"]: row.get("speedup") or 0 for row in document["rows"] if row["engine"] == engine}
         axes.bar(np.arange(len(names)) + index * width, [speedups.get(name, 0) for name in names], width,
                  label=engine)
+    axes.set_yscale("log")  # speedups span 0.1x to 40x
     axes.axhline(1, color="black", linewidth=0.8)
     axes.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=30, ha="right")
     axes.set_ylabel("speedup over NumPy")
@@ -207,7 +248,7 @@ def main() -> None:
     chosen = _names(options.workloads, BY_NAME, "workloads")
     workloads = [workload for workload in WORKLOADS if chosen is None or workload.name in chosen]
     document = {"quick": options.quick, "pyjit": pyjit.__version__, "numpy": np.__version__,
-                "python": platform.python_version(), "cpus": os.cpu_count(),
+                "python": platform.python_version(), "cpus": os.cpu_count(), "installed_peers": installed_peers(),
                 **measure(["stream"], options.quick)}
     document["rows"], document["dispatch"] = run_all(engines, workloads, options.quick)
     add_ratios(document["rows"], document["bandwidth_gbs"] * 1e9)
@@ -217,7 +258,8 @@ def main() -> None:
     with open(options.json, "w") as file:
         json.dump(document, file, indent=1)
     chart = plot(document, os.path.splitext(options.json)[0] + ".png")
-    print(f"{document['total_s']:.0f} s in all; wrote {options.json}" + (f" and {chart}" if chart else ""))
+    written = " and ".join(_shown_path(path) for path in (options.json, chart) if path)
+    print(_fit(f"{document['total_s']:.0f} s in all; wrote {written}", "  "))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,11 @@ aot_memory_budget = 1.0
 saves; below 1, reductions and then matrix products are recomputed in the backward too
 when that is what it takes (docs/autograd.md, the cost model)."""
 
+kernel_march = "native"
+"""The `-march=` target compiled kernels are built for. "native" is this CPU (its full
+vector width); a named level such as "x86-64-v2" gives kernels that any CPU of that
+level runs. It must be a target this CPU can run: the compiler probe runs a kernel."""
+
 
 def _default_cache_dir() -> str:
     if os.environ.get("PYJIT_CACHE_DIR"):

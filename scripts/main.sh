@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The main job: builds pyjit for CPython 3.11 and runs the examples, the frame-hook benchmark
-# and the benchmark harness (docs/benchmarks.md), whose table it prints. Arguments go to the
+# The main job: builds pyjit for the first CPython found (3.11, else 3.12, else 3.13; or
+# $PYJIT_PYTHON) in its benchmark environment (.venv-3.X-bench: pyproject.toml's `bench`
+# extra, matplotlib for the chart) and runs the examples, the frame-hook benchmark and the
+# benchmark harness (docs/benchmarks.md), whose table it prints. Arguments go to the
 # harness (benchmarks/run.py: --quick, --peers, --json PATH, --engines, --workloads);
-# --quick also shortens the frame-hook benchmark.
+# --quick also shortens the examples and the frame-hook benchmark.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$PYJIT_ROOT"
-python=$(pyjit_venv "${PYJIT_PYTHONS[0]}")
-for example in examples/*.py; do
-  echo "=== $example"
-  "$python" -P "$example"
-done
+mapfile -t pythons < <(pyjit_pythons)
+[ ${#pythons[@]} -gt 0 ] || exit 1
+python=$(pyjit_venv "${pythons[0]}" bench)
 quick=()
 for argument in "$@"; do
   if [ "$argument" = --quick ]; then quick=(--quick); fi
+done
+for example in examples/*.py; do
+  echo "=== $example"
+  "$python" -P "$example" "${quick[@]}"
 done
 echo "=== benchmarks/hook_overhead.py"
 "$python" -P benchmarks/hook_overhead.py "${quick[@]}"

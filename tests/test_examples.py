@@ -20,3 +20,7 @@ def test_example_runs(example):
     completed = subprocess.run([sys.executable, "-P", str(example), "--quick"], capture_output=True,
                                text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
+    if example.stem == "dynamo_tutorial":  # the transformer block says what compiling gains, and why
+        assert "matrix products take about" in completed.stdout
+        assert completed.stdout.count("fused kernels") == 4  # one line per mode
+        assert "What compiling gains here" in completed.stdout

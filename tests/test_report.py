@@ -93,7 +93,7 @@ def test_the_report_shows_failures_first_then_an_index_and_each_frame(written):
     page = Page(text)
     assert "script" not in page.tags  # readable with no JavaScript
     assert list(page.text)[:3] == ["summary", "failures", "index"]
-    assert "call to print" in page.text["failures"] and "fullgraph" in page.text["failures"]
+    assert "call to the function print" in page.text["failures"] and "fullgraph" in page.text["failures"]
     assert f"{__file__}:{strict_print.__code__.co_firstlineno + 1}" in page.text["failures"]
     assert "2 recompile(s)" in page.text["summary"]  # branchy and its resume function
     frames = [element_id for element_id in page.text if element_id.startswith("frame-")]
@@ -160,7 +160,7 @@ def test_chromium_renders_the_report(written, tmp_path):
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=180, check=False)
     assert dom.returncode == 0, dom.stderr
     page = Page(dom.stdout)  # what the browser built from the file
-    assert "call to print" in page.text["failures"]
+    assert "call to the function print" in page.text["failures"]
     first_frame = next(element_id for element_id in page.text if element_id.startswith("frame-"))
     assert "ops.cos(x)" in page.text[first_frame]
     screenshot = tmp_path / "report.png"

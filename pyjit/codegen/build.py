@@ -6,11 +6,12 @@ A library is looked up, in order, in
 1. this process's table of loaded libraries (a dict: no file is touched);
 2. the disk cache, `<config.cache_dir>/kernels/<key>.so`, where
    key = sha256 of (layout version, source, flags, compiler path, compiler --version
-   text, CPU identity). The CPU is part of it because -march=native code may not run
-   on another CPU sharing the same home directory. A file is loaded only if it is a
-   regular file (not a symlink) owned by the user and writable by no one else, its
-   sha256 matches the sidecar `<key>.so.sha256` (same checks; `sha256sum -c` reads
-   it), and dlopen accepts it. Anything else is rebuilt, never loaded;
+   text, CPU identity). The CPU is part of it because -march=native code (the default
+   of config.kernel_march) may not run on another CPU sharing the same home directory.
+   A file is loaded only if it is a regular file (not a symlink) owned by the user and
+   writable by no one else, its sha256 matches the sidecar `<key>.so.sha256` (same
+   checks; `sha256sum -c` reads it), and dlopen accepts it. Anything else is rebuilt,
+   never loaded;
 3. the remote cache, when `config.remote_cache` names one (NOTE(remote-cache) in
    pyjit/codegen/remote.py): a signed library found there is written to the disk cache
    as step 4 writes one, then loaded;
@@ -105,7 +106,7 @@ class _Toolchain(NamedTuple):
 
 _lock = threading.Lock()
 _libraries: dict[tuple[str, str], _C.KernelLibrary] = {}
-_toolchains: dict[tuple[str | None, str | None], _Toolchain | str] = {}  # str: why unavailable
+_toolchains: dict[tuple[str | None, str | None, str], _Toolchain | str] = {}  # str: why unavailable
 _directories: dict[str, str] = {}
 _recorded: set[tuple[str, _Toolchain]] = set()  # directories known to hold a toolchain's record
 _fallback_directory: str | None = None
@@ -341,9 +342,10 @@ def _run_compiler(command, flags, source_path, output_path) -> subprocess.Comple
 # ---- the toolchain ----------------------------------------------------------------
 
 def _toolchain(directory: str) -> _Toolchain:
-    """The compiler for the current $CC and $PATH, found once per process; its record is
-    kept in `directory` too, so later processes using it need no probe."""
-    environment = (os.environ.get("CC"), os.environ.get("PATH"))
+    """The compiler for the current $CC, $PATH and config.kernel_march, found once per
+    process; its record is kept in `directory` too, so later processes using it need no
+    probe."""
+    environment = (os.environ.get("CC"), os.environ.get("PATH"), config.kernel_march)
     if environment not in _toolchains:
         try:
             _toolchains[environment] = _find_toolchain(directory)
@@ -379,7 +381,7 @@ def _find_toolchain(directory: str) -> _Toolchain:
     cpu = _cpu_identity()
     # The flags we ask for are part of it: a record probed for other flags is stale.
     identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
-                           info.st_mtime_ns, cpu, PREFERRED_FLAGS])
+                           info.st_mtime_ns, cpu, _preferred_flags()])
     record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
     record = _read_record(os.path.join(directory, record_name), command)
     if record is None:
@@ -421,13 +423,20 @@ def _compiler_version(command: tuple[str, ...]) -> str:
     return (result.stdout + result.stderr).strip()
 
 
+def _preferred_flags() -> tuple[str, ...]:
+    """PREFERRED_FLAGS, with -march=native replaced by config.kernel_march's target."""
+    march = f"-march={config.kernel_march}"
+    return tuple(march if flag == "-march=native" else flag for flag in PREFERRED_FLAGS)
+
+
 def _candidate_flags():
-    """PREFERRED_FLAGS, then without -march=native, then the same two with -fopenmp-simd
+    """The preferred flags, then without -march, then the same two with -fopenmp-simd
     for -fopenmp, then with neither OpenMP flag."""
+    march = f"-march={config.kernel_march}"
     for openmp in ("-fopenmp", "-fopenmp-simd", None):
-        for march in ("-march=native", None):
-            chosen = {"-fopenmp": openmp, "-march=native": march}
-            yield tuple(flag for flag in (chosen.get(f, f) for f in PREFERRED_FLAGS) if flag)
+        for chosen_march in (march, None):
+            chosen = {"-fopenmp": openmp, march: chosen_march}
+            yield tuple(flag for flag in (chosen.get(f, f) for f in _preferred_flags()) if flag)
 
 
 def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str, ...]:

@@ -11,6 +11,11 @@ the `graph_breaks` log, `counters["graph_break"]`, `fullgraph=True` errors
 * "user_error": tracing the user's code raised (a shape mismatch, a bad axis): the
   original code runs and raises the error itself, from the user's own line.
 
+An explanation speaks to the user in plain words: values are named by
+`values.describe` ("an array", "the class numpy.dtype"), never by pyjit's own classes.
+docs/troubleshooting.md lists every explanation with why and what to do, and
+tests/test_docs.py fails when a `Break(...)` here gives one the page lacks.
+
 NOTE(skip-for-now): a break is resumed where it can be (NOTE(resume-functions) in
 pyjit/frontend/resume.py): the graph so far runs, the instruction runs in Python, a
 resume function continues. What cannot be resumed soundly (a "user_error", nothing

@@ -33,7 +33,7 @@ from . import functionalise
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
-                     ObjectValue, SequenceValue, Value, is_constant, python_value, registry_entry)
+                     ObjectValue, SequenceValue, Value, describe, is_constant, python_value, registry_entry)
 
 # Parameters that choose how an op works, as opposed to the data it works on.
 _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
@@ -78,7 +78,7 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
             return tracer.wrap(found, source)
         if _immutable(found):
             return ConstantValue(found)
-    raise Break("unsupported", f"attribute {name!r} of a {type(obj).__name__} is not modelled")
+    raise Break("unsupported", f"reading attribute {name!r} of {describe(obj)} is not modelled")
 
 
 def _immutable(value: Any) -> bool:
@@ -139,7 +139,7 @@ def _object_attr(tracer, obj: ObjectValue, name: str, source) -> Value:
         tracer.guards.identity(source.attr("__func__"), found)
         return CallableValue("user", found, self=obj, source=source)
     if inspect.getattr_static(type(found), "__get__", None) is not None:
-        raise Break("unsupported", f"{kind.__name__}.{name} is a {type(found).__name__}: reading it runs code")
+        raise Break("unsupported", f"{kind.__name__}.{name} is {describe(found)}: reading it runs code")
     return tracer.wrap(found, source)
 
 
@@ -172,7 +172,7 @@ def _class_attribute(cls: type, name: str) -> Any:
         raise Break("unsupported", f"{cls.__name__}.{name} is not a class attribute (it comes from the metaclass)")
     found = owner.__dict__[name]
     if hasattr(type(found), "__get__") and not isinstance(found, _C_BINDING):
-        raise Break("unsupported", f"{cls.__name__}.{name} is a {type(found).__name__}: reading it runs code")
+        raise Break("unsupported", f"{cls.__name__}.{name} is {describe(found)}: reading it runs code")
     return getattr(cls, name)
 
 
@@ -199,10 +199,9 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
     inlined = call_user(tracer, fn, args, kwargs)
     if inlined is not None:
         return inlined
-    callee = getattr(fn, "value", getattr(fn, "module", fn))
-    name = getattr(callee, "__qualname__", type(callee).__name__)
-    raise Break("unsupported", f"call to {name}", hint="only NumPy functions in pyjit's op registry, ndarray "
-                "methods, a few builtins and user functions (inlined) are captured")
+    raise Break("unsupported", f"a call to {describe(fn)} is not captured",
+                hint="captured calls are NumPy functions in pyjit's op registry (docs/ops.md), ndarray methods, "
+                     "a few builtins, and Python functions with source (inlined); this call runs in Python")
 
 
 def _call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -391,7 +390,7 @@ def iterate(tracer, value: Value) -> IteratorValue:
         iterator = call_special(tracer, value, "__iter__")  # a class's own, traced like any call
         if iterator is not None:
             return iterate(tracer, iterator)
-    raise Break("unsupported", f"iterating a {_described(value)} is not unrolled",
+    raise Break("unsupported", f"a loop over {describe(value)} is not unrolled",
                 hint="loops over tuples, lists, ranges, strings, arrays and enumerate/zip/reversed of them are "
                      "unrolled; this one runs in Python")
 
@@ -474,13 +473,6 @@ def _taken(tracer, value: Value) -> tuple[IteratorValue, int]:
     return iterator, iterator.position
 
 
-
-
-def _described(value: Value) -> str:
-    held = getattr(value, "value", getattr(value, "module", None))
-    return type(held).__name__ if held is not None else type(value).__name__
-
-
 def _length(value: Value) -> Any:
     if isinstance(value, ArrayValue):
         if value.node.meta.ndim == 0:
@@ -492,7 +484,7 @@ def _length(value: Value) -> Any:
         return len(value.items)
     if is_constant(value):
         return _fold(len, python_value(value))
-    raise Break("unsupported", f"len() of a {type(value).__name__}")
+    raise Break("unsupported", f"len() of {describe(value)} is not modelled")
 
 
 def _isinstance(tracer, value: Value, classes) -> bool:
@@ -503,7 +495,7 @@ def _isinstance(tracer, value: Value, classes) -> bool:
     `__class__` only where reading that runs no code."""
     for cls in _flatten(classes):
         if not isinstance(cls, type):  # a union, or the user's TypeError: Python says which
-            raise Break("unsupported", f"isinstance() with a {type(cls).__name__}")
+            raise Break("unsupported", f"isinstance() with {describe(cls)} as its class argument")
         if inspect.getattr_static(type(cls), "__instancecheck__") is not _TYPE_INSTANCECHECK:
             raise Break("unsupported", f"isinstance() with {cls.__qualname__}, whose metaclass "
                         f"{type(cls).__qualname__} decides instances in Python")
@@ -515,9 +507,9 @@ def _isinstance(tracer, value: Value, classes) -> bool:
         obj = getattr(value, "value", getattr(value, "module", None))
         if issubclass(type(obj), classes) or _plain_class_attribute(type(obj)):
             return _fold(isinstance, obj, classes)
-        raise Break("unsupported", f"isinstance() of a {type(obj).__qualname__}, whose __class__ is read in Python")
+        raise Break("unsupported", f"isinstance() of {describe(obj)}, whose __class__ is read in Python")
     if value is NULL or not is_constant(value):
-        raise Break("unsupported", f"isinstance() of a {type(value).__name__}")
+        raise Break("unsupported", f"isinstance() of {describe(value)}")
     return _fold(isinstance, python_value(value), classes)
 
 
@@ -591,7 +583,7 @@ def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
         return SequenceValue(left.kind, left.items + right.items)
     if is_constant(left) and is_constant(right):
         return ConstantValue(_fold(PYTHON_OPERATORS[symbol], python_value(left), python_value(right)))
-    raise Break("unsupported", f"operator {symbol} on a {type(left).__name__} and a {type(right).__name__}")
+    raise Break("unsupported", f"operator {symbol} on {describe(left)} and {describe(right)}")
 
 
 def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored_back: bool = False) -> Value:
@@ -658,7 +650,7 @@ def subscript(tracer, container: Value, index: Value) -> Value:
             return _fold(operator.getitem, container.items, index.value)
     if isinstance(container, ConstantValue) and isinstance(index, ConstantValue):
         return ConstantValue(_fold(operator.getitem, container.value, index.value))
-    raise Break("unsupported", f"indexing a {type(container).__name__} with a {type(index).__name__}")
+    raise Break("unsupported", f"indexing {describe(container)} with {describe(index)}")
 
 
 def _refuse_symbolic_slices(index: Any) -> None:

@@ -34,7 +34,7 @@ from .opcodes import HANDLERS, unhandled_reason
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
-                     SUPPORTED_BUILTINS, Value, reaches, registry_entry)
+                     SUPPORTED_BUILTINS, Value, describe, reaches, registry_entry)
 
 _GRAD_MODE_EXIT = inspect.getattr_static(no_grad, "__exit__")  # never suppresses: NOTE(grad-mode-with)
 # Python values a graph may bake in, checked by value (NOTE(constant-guards) in guards.py).
@@ -305,7 +305,7 @@ class Tracer:
         if issubclass(kind, (np.ndarray, Tensor)) \
                 or inspect.getattr_static(kind, "__array_function__", None) is not None:
             # NOTE(value-later)
-            raise Break("unsupported", f"{source} is a {type(value).__name__}; only numpy.ndarray and pyjit.Tensor "
+            raise Break("unsupported", f"{source} is {describe(value)}; only numpy.ndarray and pyjit.Tensor "
                         "inputs are captured")
         self.guards.type(source, type(value))
         return ObjectValue(value, source)
@@ -396,7 +396,7 @@ class Tracer:
             return value.value
         if isinstance(value, SequenceValue):
             return value.kind(self.as_arg(item) for item in value.items)
-        raise Break("unsupported", f"a {_describe(value)} cannot be an argument of a graph op")
+        raise Break("unsupported", f"{describe(value)} cannot be an argument of a graph op")
 
 
 def _holds_tensor(value: Value) -> bool:
@@ -413,13 +413,6 @@ def _has_node(structure: Any) -> bool:
     if type(structure) is dict:
         return any(map(_has_node, structure.values()))
     return False
-
-
-def _describe(value: Value) -> str:
-    for field in ("value", "module", "target"):
-        if hasattr(value, field):
-            return f"{type(value).__name__} ({type(getattr(value, field)).__name__})"
-    return type(value).__name__
 
 
 def _is_graph_break(value: Any) -> bool:

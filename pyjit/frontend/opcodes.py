@@ -25,7 +25,8 @@ from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
 from .calls import binary, call, consume, inplace_binary, iterate, load_attr, store_array_item, subscript
 from .side_effects import build_dict, build_set
-from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
+from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
+                     python_value)
 
 HANDLERS: dict[str, Callable] = {}
 # The opcodes a code object can contain (pseudo-instructions are numbered from 256).
@@ -222,7 +223,7 @@ def _binary_op(tracer, instr):
         return
     if symbol.endswith("="):
         if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
-            raise Break("unsupported", f"in-place operator {symbol} on a {type(left).__name__}",
+            raise Break("unsupported", f"in-place operator {symbol} on {describe(left)}",
                         hint="in-place updates of lists are captured in a later version; write x = x + y")
         symbol = symbol[:-1]
     tracer.push(binary(tracer, symbol, left, right))
@@ -273,7 +274,7 @@ def _constant_op(fn, value, symbol: str):
             return ConstantValue(fn(value.value))
         except Exception as error:
             raise Break("user_error", f"{type(error).__name__}: {error}") from error
-    raise Break("unsupported", f"{symbol} of a {type(value).__name__}")
+    raise Break("unsupported", f"operator {symbol} on {describe(value)}")
 
 
 def _truth(value) -> bool:
@@ -286,7 +287,7 @@ def _truth(value) -> bool:
         return bool(value.items)
     if isinstance(value, ConstantValue):
         return _constant_op(bool, value, "bool").value
-    raise Break("unsupported", f"the truth value of a {type(value).__name__}")
+    raise Break("unsupported", f"the truth value of {describe(value)}")
 
 
 @handler("CALL_INTRINSIC_1", since=(3, 12))
@@ -298,7 +299,7 @@ def _call_intrinsic_1(tracer, instr):
     elif kind == "INTRINSIC_UNARY_POSITIVE":
         tracer.push(_constant_op(lambda v: +v, value, "unary +"))
     else:
-        raise Break("unsupported", f"{kind} is not modelled")
+        raise Break("unsupported", f"the operation {kind} is not modelled")
 
 
 @handler("IS_OP")
@@ -428,7 +429,7 @@ def _dict_update(tracer, instr):
     update = tracer.pop()
     target = tracer.stack[-instr.arg]
     if instr.name == "DICT_MERGE" and not isinstance(update, DictValue):
-        raise Break("unsupported", f"** of a {type(update).__name__}")
+        raise Break("unsupported", f"** unpacking of {describe(update)}")
     if instr.name == "DICT_MERGE" and set(update.keys()) & set(target.keys()):
         raise Break("user_error", "TypeError: got multiple values for a keyword argument")
     tracer.side_effects.call_method(tracer, target, "update", [update])
@@ -542,8 +543,8 @@ def _next_item(tracer):
     """The next item of the iterator on top of the stack; None when it is exhausted."""
     iterator = tracer.stack[-1]
     if not isinstance(iterator, IteratorValue):
-        raise Break("unsupported", f"iterating a {type(getattr(iterator, 'value', iterator)).__name__} made outside "
-                    "the trace is not unrolled", hint="the loop runs in Python")
+        raise Break("unsupported", f"a loop over {describe(iterator)} made outside the compiled function is not "
+                    "unrolled", hint="the loop runs in Python; loop over the sequence itself to capture it")
     return iterator.next_item()
 
 
@@ -576,13 +577,14 @@ def _end_for(tracer, instr):
 
 
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
-_PATTERNS = "match statements are not modelled"
-_MUTATION = "stores into cells, slices and attribute or name deletions are not modelled"
-_CONTAINERS = "string formatting is modelled in a later version"
-_FUNCTIONS = "creating functions and inlining calls come in a later version"
-_EXCEPTIONS = "exception handling is not captured: the frame runs as it is"
-_WITH = "entered in Python at a graph break, and the body resumed (NOTE(grad-mode-with))"
-_NEVER_HANDED = "the frame hook never hands over generator, coroutine, module or class frames"
+_PATTERNS = "a match statement is not captured"
+_MUTATION = "a store into a slice or a closure variable, or a del statement, is not captured"
+_CONTAINERS = "string formatting (an f-string) is not captured yet"
+_FUNCTIONS = ("defining a function, an import, super(), a failing assert or a call with * or ** unpacking is not "
+              "captured yet")
+_EXCEPTIONS = "raising or catching an exception is not captured"
+_WITH = "a with statement is entered in Python at a graph break, and its body is compiled after it"
+_NEVER_HANDED = "generators, coroutines and module or class bodies are never captured"
 _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
@@ -621,5 +623,6 @@ NOT_IN_CODE = {name: reason for name, reason in (
 
 def unhandled_reason(name: str) -> Break:
     """The Break for an instruction with no handler."""
-    kind, reason = UNHANDLED.get(name, ("break", "not modelled"))
-    return Break("unsupported", f"{name}: {reason}" if kind == "break" else f"{name}: {reason} (frame skipped)")
+    kind, reason = UNHANDLED.get(name, ("break", "this instruction is not modelled"))
+    whole = "" if kind == "break" else "; the whole function runs in Python"
+    return Break("unsupported", f"{reason} ({name}){whole}")

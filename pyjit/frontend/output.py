@@ -33,7 +33,7 @@ from .breaks import Break
 from .functionalise import write_back
 from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, assemble, call_instructions, name_arg
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents
+from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents, describe
 
 _RESULT = "__pyjit_out"
 _SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
@@ -165,7 +165,7 @@ def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None
         return _constant(value.value, _literal_ids(code), loc)
     if isinstance(value, IteratorValue):
         return _held_iterator(value, outputs, code, loc, temps)
-    raise Break("unsupported", f"returning a {type(value).__name__} is not modelled")
+    raise Break("unsupported", f"returning {describe(value)} is not modelled")
 
 
 def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
@@ -287,7 +287,7 @@ def _constant(value: Any, literals: set[int], loc) -> list[Instr]:
             return _load_constant(value, literals, loc)
         return items + [Instr("BUILD_TUPLE" if type(value) is tuple else "BUILD_LIST", len(value), loc=loc)]
     if not isinstance(value, _IMMUTABLE):
-        raise Break("unsupported", f"returning a {type(value).__name__} made at trace time")
+        raise Break("unsupported", f"returning {describe(value)} made at trace time")
     return _load_constant(value, literals, loc)
 
 

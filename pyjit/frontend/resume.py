@@ -93,9 +93,7 @@ def build_break(tracer, compiler: Callable) -> Output:
     (NOTE(resume-functions)); raises Break saying why when it cannot be resumed."""
     instr, index, code = tracer.instr, tracer.index, tracer.code
     instructions = tracer.bytecode.instructions
-    refused = _introspects(code, instructions)
-    if refused is not None:
-        raise Break("unsupported", refused)
+    _refuse_introspection(code, instructions)
     try:
         consumed, produced, replay, targets = _effect(tracer)
         if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
@@ -214,15 +212,17 @@ def _resume_call(code: types.CodeType, load_function: list, arguments: list[list
         Instr("RETURN_VALUE", loc=loc)]
 
 
-def _introspects(code: types.CodeType, instructions: list) -> str | None:
-    """Why the frame cannot be resumed, if it looks at itself: zero-argument `super()`
-    reads the first local and the `__class__` cell, which a resume function's arguments
-    would change, and `locals()`, `vars()` and `dir()` would list the temporaries."""
+def _refuse_introspection(code: types.CodeType, instructions: list) -> None:
+    """Raises Break if the frame looks at itself, which a resume function would change:
+    zero-argument `super()` reads the first local and the `__class__` cell, and
+    `locals()`, `vars()` and `dir()` would list the resume function's temporaries."""
     if "__class__" in code.co_freevars:
-        return "zero-argument super() (the __class__ cell) is not resumed"
+        raise Break("unsupported", "a function that calls super() without arguments is not resumed after a "
+                    "graph break")
     names = {instr.arg[0] for instr in instructions if isinstance(instr, Instr) and instr.name == "LOAD_GLOBAL"}
     read = sorted(names & _INTROSPECTION)
-    return f"a frame that calls {read[0]}() is not resumed" if read else None
+    if read:
+        raise Break("unsupported", f"a function that calls {read[0]}() is not resumed after a graph break")
 
 
 def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:

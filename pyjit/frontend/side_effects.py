@@ -72,7 +72,7 @@ from .bytecode import Instr, call_instructions, name_arg
 from .output import rebuild
 from .sources import Source
 from .values import (MEMBER, NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue,
-                     ModuleValue, ObjectValue, SequenceValue, Value, contents, python_value, reaches)
+                     ModuleValue, ObjectValue, SequenceValue, Value, contents, describe, python_value, reaches)
 
 TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code (resume.py names its own the same way)
 # Dict keys the interpreter models: hashed and compared in C, so no user code runs.
@@ -215,7 +215,7 @@ class SideEffects:
 
     def store_attr(self, tracer, obj: Value, name: str, value: Value) -> None:
         if not (isinstance(obj, ObjectValue) and obj.source is not None):
-            raise Break("unsupported", f"storing attribute {name!r} on a {type(obj).__name__} is not modelled")
+            raise Break("unsupported", f"storing attribute {name!r} on {describe(obj)} is not modelled")
         _refuse_custom_store(obj.value, name)
         _refuse_finalizer(inspect.getattr_static(obj.value, name, None), f"{obj.source}.{name}")
         self._require_replay(obj, f"storing attribute {name!r}")
@@ -245,7 +245,7 @@ class SideEffects:
         """`container[key]` of a dict value."""
         _refuse_set_item(container)
         if not _is_key_value(key):
-            raise Break("unsupported", f"a dict key that is a {type(key).__name__}, not a constant of a simple type")
+            raise Break("unsupported", f"a dict key that is {describe(key)}, not a constant of a simple type")
         found = container.items.get(key.value, NULL)
         if found is NULL:
             raise Break("user_error", f"KeyError: {key.value!r}")
@@ -278,9 +278,9 @@ class SideEffects:
     def _list_index(self, container: Value, key: Value, what: str) -> int:
         if not (isinstance(container, SequenceValue) and container.kind is list):
             hint = "in-place writes into arrays are not captured" if isinstance(container, ArrayValue) else ""
-            raise Break("unsupported", f"item {what} on a {type(container).__name__} is not modelled", hint=hint)
+            raise Break("unsupported", f"item {what} on {describe(container)} is not modelled", hint=hint)
         if not (isinstance(key, ConstantValue) and type(key.value) in (int, bool)):
-            raise Break("unsupported", f"list {what} with a {type(key).__name__} index")
+            raise Break("unsupported", f"list {what} with {describe(key)} as the index")
         if not -len(container.items) <= key.value < len(container.items):
             raise Break("user_error", f"IndexError: list {what} index out of range")
         return key.value
@@ -595,7 +595,7 @@ def _refuse_custom_store(obj: Any, name: str) -> None:
         found = owner.__dict__[name] if owner is not None else None
         if owner is not None and any(inspect.getattr_static(type(found), method, None) is not None
                                      for method in ("__set__", "__delete__")):
-            why = f"defines {name!r} as a {type(found).__name__}"
+            why = f"defines {name!r} as {describe(found)}"
     if why is not None:
         raise Break("unsupported", f"storing attribute {name!r} on a {kind.__qualname__}, whose class {why}: "
                     "the store would run code", hint="the store runs in Python at a graph break")
@@ -604,7 +604,7 @@ def _refuse_custom_store(obj: Any, name: str) -> None:
 def _require_rebuildable(value: Value) -> None:
     """A stored value the transformed code must push again after the graph call."""
     if not _rebuildable(value):
-        raise Break("unsupported", f"storing a {type(value).__name__} that the transformed code cannot rebuild")
+        raise Break("unsupported", f"storing {describe(value)}, which the transformed code cannot rebuild")
 
 
 def _rebuildable(value: Value) -> bool:
@@ -660,7 +660,7 @@ def _items_of(value: Value) -> list[Value]:
         return [ConstantValue(item) for item in value.value]
     if isinstance(value, DictValue) and value.kind is dict:
         return [ConstantValue(key) for key in value.items]
-    raise Break("unsupported", f"extending a list with a {type(value).__name__}")
+    raise Break("unsupported", f"extending a list with {describe(value)}")
 
 
 def _dict_items_of(record: SideEffects, tracer, value: Value) -> dict[Any, Value]:
@@ -669,7 +669,7 @@ def _dict_items_of(record: SideEffects, tracer, value: Value) -> dict[Any, Value
         return {key: record.read_item(tracer, value, ConstantValue(key)) for key in value.keys()}
     if isinstance(value, ConstantValue) and type(value.value) is dict and all(map(_is_key, value.value)):
         return {key: ConstantValue(item) for key, item in value.value.items()}
-    raise Break("unsupported", f"updating a dict with a {type(value).__name__}")
+    raise Break("unsupported", f"updating a dict with {describe(value)}")
 
 
 def _is_element(element: Any) -> bool:
@@ -679,7 +679,7 @@ def _is_element(element: Any) -> bool:
 
 def _element(value: Value) -> Any:
     if not (isinstance(value, ConstantValue) and _is_element(value.value)):
-        raise Break("unsupported", f"a set element that is a {type(value).__name__}, not a constant of a simple type")
+        raise Break("unsupported", f"a set element that is {describe(value)}, not a constant of a simple type")
     return value.value
 
 
@@ -704,7 +704,7 @@ def _set_update(value: Value) -> ConstantValue | DictValue | list[Value]:
             and len(value.value) <= config.unroll_limit:
         elements = [ConstantValue(element) for element in value.value]
     else:
-        raise Break("unsupported", f"updating a set with a {type(value).__name__}")
+        raise Break("unsupported", f"updating a set with {describe(value)}")
     for element in elements:  # all checked before the first is added
         _element(element)
     return elements
@@ -745,7 +745,7 @@ def build_dict(pairs: list[tuple[Value, Value]]) -> DictValue:
     items: dict[Any, Value] = {}
     for key, value in pairs:
         if not _is_key_value(key):
-            raise Break("unsupported", f"a dict key that is a {type(key).__name__}, not a constant of a simple type")
+            raise Break("unsupported", f"a dict key that is {describe(key)}, not a constant of a simple type")
         items[key.value] = value
     return DictValue(items)
 

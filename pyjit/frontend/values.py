@@ -260,3 +260,55 @@ def reaches(roots: list[Value], target: Value) -> bool:
             seen.add(id(item))
             todo += contents(item)
     return False
+
+
+def describe(value: Any) -> str:
+    """`value` (a symbolic value or a Python object) in plain words, for break reasons:
+    "an array", "a list", "the int 3", "the function numpy.dtype", "a Config object".
+    Only types are tested: an object's own __class__ may run user code."""
+    kind = type(value)
+    if kind is ArrayValue:
+        return "a pyjit.Tensor" if value.tensor else "an array"
+    if kind in (SequenceValue, DictValue):
+        return f"a {value.kind.__name__}"
+    if kind is IteratorValue:
+        return "an iterator"
+    if kind is ModuleValue:
+        return f"the module {value.module.__name__}"
+    if kind is CallableValue:
+        if value.kind in ("method", "container_method"):
+            return f"the method {value.target}"
+        return f"the function pyjit.ops.{value.target.name}" if value.kind == "op" else describe(value.target)
+    if kind in (ConstantValue, ObjectValue):
+        return describe(value.value)
+    return _describe_object(value)
+
+
+def _describe_object(obj: Any) -> str:
+    """Reads nothing of `obj` but its exact type, so no code of the user's runs
+    (NOTE(no-user-code-at-trace))."""
+    kind = type(obj)
+    if obj is None or obj is Ellipsis or obj is NotImplemented:
+        return repr(obj)
+    if kind in (bool, int, float, complex, str, bytes) and len(repr(obj)) <= 24:
+        return f"the {kind.__name__} {obj!r}"
+    if kind is np.ndarray:
+        return "an array"
+    if kind is types.ModuleType:
+        return f"the module {obj.__name__}"
+    if issubclass(kind, type):
+        return f"the class {_qualified(obj)}"
+    if kind in (types.FunctionType, types.BuiltinFunctionType, np.ufunc):
+        return f"the function {_qualified(obj)}"
+    name = _qualified(kind)
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name} object"
+
+
+def _qualified(obj: Any) -> str:
+    """numpy.dtype, collections.OrderedDict, MyClass (builtins and __main__ go bare). A
+    class is read through type's own slots, past any metaclass."""
+    if issubclass(type(obj), type):
+        module, name = type.__getattribute__(obj, "__module__"), type.__getattribute__(obj, "__qualname__")
+    else:  # a function or a ufunc
+        module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", obj.__name__)
+    return name if module in (None, "builtins", "__main__") else f"{module.split('.')[0]}.{name}"

@@ -2,6 +2,7 @@
 README's main command never rots. Its figures are not checked (SPEC section 4: timing is
 never asserted); its shape, and every engine's answers against NumPy's, are."""
 
+import importlib.util
 import json
 import math
 import os
@@ -43,6 +44,39 @@ def test_the_table_lists_every_workload_and_engine(quick_run):
     assert [name for name in headers if name in WORKLOADS] == WORKLOADS
     engines = {line.split()[0] for line in lines if line.startswith("  ")}
     assert {"numpy", "pyjit-tape", *(f"pyjit-{name}" for name in BACKENDS)} <= engines
+
+
+def test_the_table_fits_100_columns_and_names_each_missing_peer(quick_run):
+    stdout, _ = quick_run
+    lines = stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    for name, module in {"torch.compile": "torch", "numba": "numba", "jax.jit": "jax"}.items():
+        said = [line for line in lines if line.startswith(f"{name}: ")]
+        if importlib.util.find_spec(module) is None:
+            assert len(said) == 1 and said[0].endswith(f"-m pip install {module}")
+        else:  # installed, and --quick runs peers only with --peers
+            assert len(said) == 1 and "left out" in said[0]
+
+
+def test_the_chart_is_left_out_without_matplotlib_and_pyjit_never_needs_it(tmp_path):
+    """scripts/main.sh installs matplotlib in its own environment (pyproject.toml's
+    `bench` extra); everywhere else the harness and pyjit run without it."""
+    script = f"""
+import sys
+class NoMatplotlib:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "matplotlib":
+            raise ImportError("no matplotlib here")
+sys.meta_path.insert(0, NoMatplotlib())
+sys.path.insert(0, {str(HARNESS.parent)!r})
+import pyjit, run
+assert run.plot({{"rows": []}}, {str(tmp_path / "chart.png")!r}) is None
+"""
+    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
+    completed = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
+                               env=environment, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert not (tmp_path / "chart.png").exists()
 
 
 def test_every_engine_matches_numpy_on_every_workload(quick_run):

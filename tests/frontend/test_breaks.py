@@ -7,9 +7,9 @@ from pyjit.source import SourceLoc
 
 
 def test_a_reason_prints_explanation_place_and_hint():
-    reason = BreakReason("unsupported", SourceLoc(__file__, 1), "call to print", "remove it")
+    reason = BreakReason("unsupported", SourceLoc(__file__, 1), "call to the function print", "remove it")
     text = str(reason)
-    assert text.startswith("call to print") and f"{__file__}:1" in text and "hint: remove it" in text
+    assert text.startswith("call to the function print") and f"{__file__}:1" in text and "hint: remove it" in text
 
 
 def test_kinds_are_closed():

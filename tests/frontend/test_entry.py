@@ -85,7 +85,7 @@ def test_optimize_nopython_is_fullgraph(recorder):
         print(x)
         return x
 
-    with pytest.raises(pyjit.exc.Unsupported, match="call to print"):
+    with pytest.raises(pyjit.exc.Unsupported, match="call to the function print"):
         with pyjit.optimize(recorder, nopython=True):
             prints(np.ones(1))
 
@@ -180,7 +180,7 @@ def test_compiled_functions_and_modules_run_in_a_process_pool(shipped):
             assert pid != os.getpid()
             assert graphs == 1, name  # compiled in the worker, on its first call
             np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12, err_msg=name)
-        with pytest.raises(pyjit.exc.Unsupported, match="call to print"):  # fullgraph=True travelled too
+        with pytest.raises(pyjit.exc.Unsupported, match="call to the function print"):  # fullgraph=True travelled too
             jobs["strict"].result(timeout=300)
 
 

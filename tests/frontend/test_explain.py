@@ -34,7 +34,7 @@ def test_a_print_gives_two_graphs_and_one_break(jit, capsys):
     assert explanation.graph_count == 2 and explanation.graph_break_count == 1
     assert explanation.ops_per_graph == [["sin", "add"], ["multiply"]] and explanation.op_count == 3
     (reason,) = explanation.break_reasons
-    assert isinstance(reason, BreakReason) and reason.explanation == "call to print"
+    assert isinstance(reason, BreakReason) and reason.explanation == "a call to the function print is not captured"
     assert reason.where.lineno == with_print.__code__.co_firstlineno + 2
     assert len(explanation.out_guards) == 2 and "x is numpy.ndarray" in explanation.out_guards[0]
     assert len(explanation.compile_times) == 2 and all(t > 0 for t in explanation.compile_times)
@@ -54,7 +54,7 @@ def test_the_tutorials_example_and_its_summary(jit, capsys):
     assert explanation.graph_count == 3 and explanation.graph_break_count == 2
     assert [r.kind for r in explanation.break_reasons] == ["unsupported", "data_dependent"]
     text = str(explanation)
-    assert "Graph count: 3" in text and "Graph break count: 2" in text and "call to print" in text
+    assert "Graph count: 3" in text and "Graph break count: 2" in text and "call to the function print" in text
     assert f"Op count: {explanation.op_count}" in text and "Graph 3" in text
 
 

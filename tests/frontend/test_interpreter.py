@@ -172,7 +172,7 @@ def breaks_on_purpose(x):
 
 
 @pytest.mark.parametrize("fn, reason", [
-    (skipped_on_print, "call to print"),
+    (skipped_on_print, "call to the function print"),
     (data_dependent, "truth value of an array"),
     (item_call, "ndarray attribute 'item'"),
     (unknown_call, "call to "),

@@ -1,11 +1,16 @@
 """pyjit/frontend/values.py: NumPy functions map to registry entries by identity (with
-NumPy's aliases), and constant values give their Python value."""
+NumPy's aliases), constant values give their Python value, and values are described in
+plain words for break reasons."""
+
+import collections
 
 import numpy as np
 import pytest
+from frontend.test_interpreter import _Disguised
 
-from pyjit.frontend.values import (NULL, ArrayValue, ConstantValue, IteratorValue, ModuleValue, ObjectValue,
-                                   SequenceValue, is_constant, python_value, registry_entry)
+from pyjit.frontend.values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue,
+                                   ModuleValue, ObjectValue, SequenceValue, describe, is_constant, python_value,
+                                   registry_entry)
 from pyjit.graph import Graph, TensorMeta
 from pyjit.ops import REGISTRY
 
@@ -37,3 +42,26 @@ def test_an_iterator_over_a_list_reads_the_list_as_it_is_now():
     assert [python_value(item) for item in iterator.remaining()] == [2]
     assert python_value(iterator.next_item()) == 2 and iterator.remaining() == []
     assert not is_constant(iterator)
+
+
+def test_values_are_described_in_plain_words_for_break_reasons():
+    node = Graph().placeholder("x", TensorMeta((2,), np.float32))
+    cases = [(ArrayValue(node), "an array"), (ArrayValue(node, tensor=True), "a pyjit.Tensor"),
+             (SequenceValue(list, []), "a list"), (DictValue({}, kind=set), "a set"),
+             (IteratorValue([]), "an iterator"), (ModuleValue(np), "the module numpy"),
+             (ConstantValue(3), "the int 3"), (ConstantValue(None), "None"),
+             (ConstantValue(np.dtype), "the class numpy.dtype"),
+             (CallableValue("builtin", print), "the function print"),
+             (CallableValue("numpy", np.exp), "the function numpy.exp"),
+             (CallableValue("method", "sum", ArrayValue(node)), "the method sum"),
+             (ObjectValue(collections.OrderedDict()), "a collections.OrderedDict object"),
+             (ObjectValue(np.ones(2)), "an array")]
+    for value, words in cases:
+        assert describe(value) == words
+        assert "Value" not in describe(value)
+
+
+def test_describing_an_object_runs_none_of_its_code():
+    _Disguised.reads = 0  # counts each read of its __class__ or of a missing attribute
+    assert describe(ObjectValue(_Disguised())).endswith("_Disguised object")
+    assert _Disguised.reads == 0
