@@ -589,12 +589,12 @@ def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
 def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored_back: bool = False) -> Value:
     """`target <symbol>= other` on an array (NOTE(functionalisation) in functionalise.py);
     `stored_back`: an augmented operator, whose result Python stores where `target` came from."""
-    what = f"in-place operator {symbol}="
+    what = f"{symbol}="
     name = ARRAY_OPERATORS.get(symbol) or (_BOOL_OPERATORS.get(symbol) if _all_bool(target, other) else None)
     entry = REGISTRY.get(name) if name is not None else None
     if entry is None:
-        raise Break("unsupported", f"{what} on an operator the op registry does not have for these dtypes",
-                    hint=functionalise.HINT)
+        raise Break("unsupported", f"in-place update ({what}) with an operator the op registry does not have "
+                    "for these dtypes", hint=functionalise.HINT)
     functionalise.refuse_update(tracer, target, other, what, stored_back=stored_back)
     metas = [arg.meta if isinstance(arg, Node) else arg for arg in (target.node, tracer.as_arg(other))]
     functionalise.check_fits(entry.meta(*metas) if isinstance(entry, Op) else None, target, what)
@@ -615,7 +615,7 @@ def _ufunc_into(tracer, entry, function: np.ufunc, args: list[Value], kwargs: di
         out = out.items[0]
     if not isinstance(out, ArrayValue) or len(args) > function.nin + 1 or function.nout != 1 or out.tensor:
         raise Break("unsupported", f"numpy.{function.__name__} with this out argument")
-    what = f"numpy.{function.__name__}(..., out=)"
+    what = f"numpy.{function.__name__} out="
     functionalise.refuse_update(tracer, out, SequenceValue(tuple, args[:function.nin]), what)
     result = tracer.call_op(entry, tuple(args[:function.nin]), kwargs)
     functionalise.check_fits(result.node.meta if isinstance(result, ArrayValue) else None, out, what)

@@ -57,7 +57,7 @@ def refuse_update(tracer, target: ArrayValue, other: Value, what: str, *, assign
     operator, whose result Python stores back where `target` came from."""
     refusal = _refusal(tracer, target, other, assignment, stored_back)
     if refusal is not None:
-        raise Break("unsupported", f"{what} on {refusal}", hint=HINT)
+        raise Break("unsupported", f"in-place update ({what}) of {refusal}", hint=HINT)
 
 
 def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool, stored_back: bool) -> str | None:
@@ -104,10 +104,11 @@ def check_fits(meta, target: ArrayValue, what: str, casting: str = "same_kind") 
     """Break unless a result of `meta` can be stored into `target` as NumPy stores it."""
     node = target.node
     if not isinstance(meta, TensorMeta) or not meta.with_(dtype=node.meta.dtype).same_as(node.meta):
-        raise Break("unsupported", f"{what} on a result whose shape is not the array's", hint=HINT)
+        raise Break("unsupported", f"in-place update ({what}) with a result whose shape is not the array's",
+                    hint=HINT)
     if not np.can_cast(meta.dtype, node.meta.dtype, casting):
-        raise Break("unsupported", f"{what} on a {meta.dtype} result NumPy does not cast to {node.meta.dtype} in "
-                    "place", hint=HINT)
+        raise Break("unsupported", f"in-place update ({what}) with a {meta.dtype} result NumPy does not cast "
+                    f"to {node.meta.dtype} in place", hint=HINT)
 
 
 def check_new_input(tracer, source, example) -> None:

@@ -177,7 +177,7 @@ def breaks_on_purpose(x):
     (item_call, "ndarray attribute 'item'"),
     (unknown_call, "call to "),
     (breaks_on_purpose, "pyjit.graph_break() was called"),
-    (in_place, "in-place operator += on a view, or an array a view was taken of"),
+    (in_place, "in-place update (+=) of a view, or an array a view was taken of"),
 ], ids=lambda value: getattr(value, "__name__", ""))
 def test_breaks_resume_with_the_same_results(jit, capsys, fn, reason):
     compiled = jit(fn)
