@@ -62,11 +62,13 @@ def refuse_update(tracer, target: ArrayValue, other: Value, what: str, *, assign
 
 def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool, stored_back: bool) -> str | None:
     node = target.node
-    if (_is_view(node) and not (stored_back and not _holds(tracer, target))) or _view_is_live(tracer, node):
-        return "a view, or an array a view was taken of"
     grad = target.tensor and is_grad_enabled()
     if target.tensor:
         tracer.guards.grad_mode()
+    # Under grad mode the tape checks an update of a Tensor's view itself: it runs there.
+    if (_is_view(node) and not (stored_back and not grad and not _holds(tracer, target))) \
+            or _view_is_live(tracer, node):
+        return "a view, or an array a view was taken of"
     if grad and node.users:
         return "a pyjit.Tensor an op has already read (the tape checks such changes at backward)"
     if grad and assignment and (_may_require_grad(tracer, target) or _may_require_grad(tracer, other)):
@@ -100,13 +102,13 @@ def write(tracer, target: ArrayValue, result: ArrayValue) -> ArrayValue:
     return target
 
 
-def check_fits(meta, target: ArrayValue, what: str, casting: str = "same_kind") -> None:
+def check_fits(meta, target: ArrayValue, what: str) -> None:
     """Break unless a result of `meta` can be stored into `target` as NumPy stores it."""
     node = target.node
     if not isinstance(meta, TensorMeta) or not meta.with_(dtype=node.meta.dtype).same_as(node.meta):
         raise Break("unsupported", f"in-place update ({what}) with a result whose shape is not the array's",
                     hint=HINT)
-    if not np.can_cast(meta.dtype, node.meta.dtype, casting):
+    if not np.can_cast(meta.dtype, node.meta.dtype, "same_kind"):
         raise Break("unsupported", f"in-place update ({what}) with a {meta.dtype} result NumPy does not cast "
                     f"to {node.meta.dtype} in place", hint=HINT)
 

@@ -365,3 +365,16 @@ def test_an_update_through_a_held_view_breaks_and_shows_through_it():
 
     check_twice(f, lambda: (np.arange(6.0).reshape(3, 2),))
     assert any("a view, or an array a view was taken of" in key for key in breaks())
+
+
+@pytest.mark.parametrize("update", ["w[0] += 1", "w[0] = 1.0", "w.sub_(1)"])
+def test_updates_of_a_leaf_that_requires_grad_raise_what_the_tape_raises(update):
+    namespace = {}
+    exec(f"def f(w):\n    {update}\n    return w\n", namespace)
+    f = namespace["f"]
+    with pytest.raises(RuntimeError) as plain:
+        f(pyjit.tensor(np.arange(3.0), requires_grad=True))
+    w = pyjit.tensor(np.arange(3.0), requires_grad=True)
+    with pytest.raises(RuntimeError) as compiled:
+        pyjit.compile(f, backend="aot_eager")(w)
+    assert str(compiled.value) == str(plain.value) and same(w.numpy(), np.arange(3.0))
