@@ -29,6 +29,7 @@ from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..graph import Node, TensorMeta
 from ..ops import REGISTRY
 from ..ops.registry import Op
+from . import functionalise
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -41,7 +42,7 @@ _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where
 # ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
 ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
                           if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
-# Tensor methods that update in place, as their operators (NOTE(functionalisation)).
+# Tensor methods that update in place, as their operators (NOTE(functionalisation) in functionalise.py).
 _INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
 TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
@@ -205,10 +206,15 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
 
 def _call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if isinstance(function, np.ufunc):
-        if len(args) > function.nin:
-            raise Break("unsupported", f"numpy.{function.__name__} with an out argument")
+        if len(args) > function.nin or not _is_none(kwargs.get("out")):
+            return _ufunc_into(tracer, entry, function, args, kwargs)
+        kwargs.pop("out", None)
         return tracer.call_op(entry, tuple(args), kwargs)
     return tracer.call_op(entry, *_bind(entry, function, args, kwargs))
+
+
+def _is_none(value: Value | None) -> bool:
+    return value is None or (isinstance(value, ConstantValue) and value.value is None)
 
 
 def _bind(entry, function, args: list, kwargs: dict) -> tuple[tuple, dict]:
@@ -271,9 +277,14 @@ def _parameters(fn) -> inspect.Signature | None:
 def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`tensor.name(*args, **kwargs)` as pyjit/autograd/methods.py defines it."""
     if name in _INPLACE_METHODS:
+        alpha = kwargs.pop("alpha", None) if name in ("add_", "sub_") else None
+        if name in ("add_", "sub_") and len(args) == 2 and alpha is None:
+            args, alpha = args[:1], args[1]
         if len(args) != 1 or kwargs:
             raise Break("unsupported", f"Tensor.{name} with arguments other than one operand is not captured")
-        return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, args[0])
+        other = args[0] if _is_none(alpha) or (isinstance(alpha, ConstantValue) and alpha.value == 1) \
+            else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
+        return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
@@ -575,54 +586,40 @@ def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
     raise Break("unsupported", f"operator {symbol} on {describe(left)} and {describe(right)}")
 
 
-# NOTE(functionalisation): `x += y` (and -=, *=, /=, //=, %=, **=, &=, |=, ^=, and a
-# Tensor's add_, sub_, mul_, div_ with one operand) on an array the graph computed is
-# recorded as the out-of-place op, and the value `x` is made to stand for the result
-# (every name, item or attribute holding it sees the change, as they would see the
-# array change in place), cast back to x's dtype as NumPy's in-place ufuncs do
-# (same_kind casting). The graph stays functional: no node writes into
-# another's memory. What that cannot model breaks the graph instead:
-#   * an input of the compiled code (the write would reach the caller's array);
-#   * a view, or an array a view was taken of (the write would show through the view);
-#   * a pyjit.Tensor an op has already read (the tape would have saved it, and report
-#     the in-place change at backward; the functional graph would not);
-#   * a result whose shape is not x's, or whose dtype cannot be cast to x's as NumPy
-#     casts (NumPy raises: the break lets it).
-def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value) -> Value:
-    """`target <symbol>= other` on an array (NOTE(functionalisation))."""
-    node = target.node
-    refusal = _inplace_refusal(target)
+def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored_back: bool = False) -> Value:
+    """`target <symbol>= other` on an array (NOTE(functionalisation) in functionalise.py);
+    `stored_back`: an augmented operator, whose result Python stores where `target` came from."""
+    what = f"{symbol}="
     name = ARRAY_OPERATORS.get(symbol) or (_BOOL_OPERATORS.get(symbol) if _all_bool(target, other) else None)
     entry = REGISTRY.get(name) if name is not None else None
-    if refusal is None and entry is None:
-        refusal = "an operator the op registry does not have for these dtypes"
-    if refusal is None:
-        metas = [arg.meta if isinstance(arg, Node) else arg for arg in (node, tracer.as_arg(other))]
-        meta = entry.meta(*metas) if isinstance(entry, Op) else None
-        if not isinstance(meta, TensorMeta) or not meta.with_(dtype=node.meta.dtype).same_as(node.meta):
-            refusal = "a result whose shape is not the array's"
-        elif not np.can_cast(meta.dtype, node.meta.dtype, "same_kind"):
-            refusal = f"a {meta.dtype} result NumPy does not cast to {node.meta.dtype} in place"
-    if refusal is not None:
-        raise Break("unsupported", f"in-place operator {symbol}= on {refusal}",
-                    hint="write x = x + y, or compute into a new array (NOTE(functionalisation))")
-    result = tracer.call_op(entry, (target, other), {})
-    if result.node.meta.dtype != node.meta.dtype:
-        result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(node.meta.dtype)), {})
-    target.node = result.node
-    return target
+    if entry is None:
+        raise Break("unsupported", f"in-place update ({what}) with an operator the op registry does not have "
+                    "for these dtypes", hint=functionalise.HINT)
+    functionalise.refuse_update(tracer, target, other, what, stored_back=stored_back)
+    metas = [arg.meta if isinstance(arg, Node) else arg for arg in (target.node, tracer.as_arg(other))]
+    functionalise.check_fits(entry.meta(*metas) if isinstance(entry, Op) else None, target, what)
+    return functionalise.write(tracer, target, tracer.call_op(entry, (target, other), {}))
 
 
-def _inplace_refusal(target: ArrayValue) -> str | None:
-    node = target.node
-    if target.source is not None or node.kind != "call":
-        return "an input of the compiled code (the caller's array)"
-    if getattr(node.target, "category", None) == "view" \
-            or any(getattr(user.target, "category", None) == "view" for user in node.users):
-        return "a view, or an array a view was taken of"
-    if target.tensor and node.users:
-        return "a pyjit.Tensor an op has already read (the tape checks such changes at backward)"
-    return None
+def store_array_item(tracer, target: ArrayValue, index: Value, value: Value) -> None:
+    """`target[index] = value`, as index_put (NOTE(functionalisation) in functionalise.py)."""
+    _refuse_symbolic_slices(tracer.as_arg(index))
+    functionalise.refuse_update(tracer, target, value, "item assignment", assignment=True)
+    functionalise.write(tracer, target, tracer.call_op(REGISTRY["index_put"], (target, index, value), {}))
+
+
+def _ufunc_into(tracer, entry, function: np.ufunc, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`function(*args, out=target)`: the result, written into `target` (NOTE(functionalisation))."""
+    out = args[function.nin] if len(args) > function.nin else kwargs.pop("out")
+    if isinstance(out, SequenceValue) and len(out.items) == 1:
+        out = out.items[0]
+    if not isinstance(out, ArrayValue) or len(args) > function.nin + 1 or function.nout != 1 or out.tensor:
+        raise Break("unsupported", f"numpy.{function.__name__} with this out argument")
+    what = f"numpy.{function.__name__} out="
+    functionalise.refuse_update(tracer, out, SequenceValue(tuple, args[:function.nin]), what)
+    result = tracer.call_op(entry, tuple(args[:function.nin]), kwargs)
+    functionalise.check_fits(result.node.meta if isinstance(result, ArrayValue) else None, out, what)
+    return functionalise.write(tracer, out, result)
 
 
 def _all_bool(*values: Value) -> bool:

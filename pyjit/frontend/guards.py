@@ -86,6 +86,7 @@ class GuardSet:
         self._globals = f_globals
         self._checks: dict[tuple, _Check] = {}  # an array check's operand is its ArrayGuard
         self._shape_env: ShapeEnv | None = None
+        self._written: dict[Source, None] = {}
 
     # -- recording ------------------------------------------------------------------------
     def type(self, source: Source, cls: type) -> None:
@@ -180,6 +181,19 @@ class GuardSet:
         check = _Check("python", None, fn, text)
         self._add(("grad_mode",), check, lambda old, new: old is new)
 
+    def written(self, source: Source) -> None:
+        """The transformed code writes into the array input at `source` (NOTE(functionalisation)
+        in functionalise.py): it is writeable, and shares no memory with another array input
+        (a Python check over all of them, after every check on a source)."""
+        self.writeable(source, True)
+        self._written.setdefault(source)
+
+    def writeable(self, source: Source, writeable: bool) -> None:
+        """The array input at `source` (already guarded) is writeable, or read-only."""
+        check = self._checks[("array", source)]
+        self._checks[("array", source)] = check._replace(operand=dataclasses.replace(check.operand,
+                                                                                     writeable=writeable))
+
     # -- results --------------------------------------------------------------------------
     @property
     def arrays(self) -> tuple[ArrayGuard, ...]:
@@ -195,6 +209,7 @@ class GuardSet:
                   if check.kind == "array" else check for check in self._checks.values()]
         recorded = [check.operand for check in self._checks.values() if check.kind == "array"]
         checks += self._builtin_checks(checks) + _relation_checks(self._shape_env, recorded)
+        checks += _alias_checks(self._written, recorded)
         order = _ordered_sources(check.source for check in checks if check.source is not None)
         index = {source: position for position, source in enumerate(order)}
         checks.sort(key=lambda check: (2, 0) if check.source is None
@@ -435,6 +450,39 @@ def _relation_checks(env: ShapeEnv | None, arrays: Iterable[ArrayGuard]) -> list
              for array, dims in records.items()]
             + [_Check("python", None, _relation_function(store, guard), _relation_text(guard, texts))
                for guard in relations])
+
+
+class _ArrayStore(threading.local):
+    def __init__(self):
+        self.arrays: dict[int, Any] = {}
+
+
+def _array_recorder(store: _ArrayStore, position: int) -> Callable[[Any], bool]:
+    def record_array(array) -> bool:
+        store.arrays[position] = array
+        return True
+
+    return record_array
+
+
+def _alias_checks(written: dict[Source, None], arrays: list[ArrayGuard]) -> list[_Check]:
+    """NOTE(functionalisation): arrays written back share no memory with other array
+    inputs; like the shape relations, each array is recorded by a check on its source
+    and compared by one check on no source, which runs after them."""
+    if not written:
+        return []
+    store = _ArrayStore()
+    targets = [position for position, array in enumerate(arrays) if array.source in written]
+
+    def inputs_do_not_alias() -> bool:
+        found = store.arrays
+        return not any(np.may_share_memory(found[target], found[other])
+                       for target in targets for other in found if other != target)
+
+    names = ", ".join(str(arrays[position].source) for position in targets)
+    return ([_Check("python", array.array_source, _array_recorder(store, position), "record_array")
+             for position, array in enumerate(arrays)]
+            + [_Check("python", None, inputs_do_not_alias, f"no array input shares memory with {names}")])
 
 
 def _symbols_of(guard: ShapeGuard) -> set[str]:

@@ -195,6 +195,7 @@ def _bind(tracer: Tracer, function: types.FunctionType, source: Source, args: li
 class _Mark:
     nodes: int
     inputs: int
+    written: int
     first_op_instr: Any
     side_effects: Any
 
@@ -202,7 +203,7 @@ class _Mark:
 def _checkpoint(tracer: Tracer) -> _Mark:
     root = tracer.root
     effects = getattr(root, "side_effects", None)
-    return _Mark(len(root.graph.nodes), len(root.inputs), root.first_op_instr,
+    return _Mark(len(root.graph.nodes), len(root.inputs), len(root.written), root.first_op_instr,
                  effects.checkpoint() if effects is not None else None)
 
 
@@ -215,6 +216,8 @@ def _rollback(tracer: Tracer, mark: _Mark) -> None:
         added.add(id(node))
         del root._input_of[source]
     del root.inputs[mark.inputs:]
+    for source in list(root.written)[mark.written:]:
+        del root.written[source]
     for node in reversed(list(root.graph.nodes)):
         if id(node) in added:
             root.graph.erase(node)

@@ -28,6 +28,7 @@ from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break
 from .bytecode import Instr, Label, decoded
+from .functionalise import check_new_input
 from .guards import GuardSet
 from .opcodes import HANDLERS, unhandled_reason
 from .side_effects import SideEffects
@@ -61,6 +62,7 @@ class Tracer:
         self.kw_names: tuple[str, ...] = ()
         self.inputs: list[tuple[Source, Any, Node]] = []  # graph inputs: source, example, placeholder
         self._input_of: dict[Source, ArrayValue] = {}
+        self.written: dict[Source, ArrayValue] = {}  # inputs the graph writes back (NOTE(functionalisation))
         self.loc: SourceLoc | None = None
         self.first_op_instr: Instr | None = None  # where the transformed code's call points
         self.instr: Instr | None = None
@@ -327,6 +329,7 @@ class Tracer:
         array = example._array if tensor else example
         if array.dtype.kind not in _ARRAY_KINDS:
             raise Break("unsupported", f"{source} is an array of dtype {array.dtype}, which no graph op takes")
+        check_new_input(self, source, example)
         shape = tuple(self._size(source, dim, size) for dim, size in enumerate(array.shape))
         device = "cpu" if type(array) is np.ndarray else f"cuda:{array.device.id}"
         meta = TensorMeta(shape, array.dtype, device)

@@ -23,7 +23,7 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, consume, inplace_binary, iterate, load_attr, subscript
+from .calls import binary, call, consume, inplace_binary, iterate, load_attr, store_array_item, subscript
 from .side_effects import build_dict, build_set
 from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
                      python_value)
@@ -219,7 +219,7 @@ def _binary_op(tracer, instr):
     right = tracer.pop()
     left = tracer.pop()
     if symbol.endswith("=") and isinstance(left, ArrayValue):
-        tracer.push(inplace_binary(tracer, symbol[:-1], left, right))  # NOTE(functionalisation)
+        tracer.push(inplace_binary(tracer, symbol[:-1], left, right, stored_back=True))  # NOTE(functionalisation)
         return
     if symbol.endswith("="):
         if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
@@ -336,6 +336,15 @@ def _binary_slice(tracer, instr):
     tracer.push(subscript(tracer, container, _slice([start, stop])))
 
 
+@handler("STORE_SLICE", since=(3, 12))
+def _store_slice(tracer, instr):
+    stop, start = tracer.pop(), tracer.pop()
+    container, value = tracer.pop(), tracer.pop()
+    if not isinstance(container, ArrayValue):
+        raise Break("unsupported", "a store into a slice of a value that is not an array is not captured")
+    store_array_item(tracer, container, _slice([start, stop]), value)  # NOTE(functionalisation)
+
+
 @handler("BUILD_SLICE")
 def _build_slice(tracer, instr):
     tracer.push(_slice(tracer.popn(instr.arg)))
@@ -372,6 +381,9 @@ def _store_global(tracer, instr):
 @handler("STORE_SUBSCR")
 def _store_subscr(tracer, instr):
     key, container = tracer.pop(), tracer.pop()
+    if isinstance(container, ArrayValue):
+        store_array_item(tracer, container, key, tracer.pop())  # NOTE(functionalisation)
+        return
     tracer.side_effects.store_item(tracer, container, key, tracer.pop())
 
 
@@ -575,7 +587,7 @@ def _end_for(tracer, instr):
 
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
 _PATTERNS = "a match statement is not captured"
-_MUTATION = "a store into a slice or a closure variable, or a del statement, is not captured"
+_MUTATION = "a store into a closure variable, or a del statement, is not captured"
 _CONTAINERS = "string formatting (an f-string) is not captured yet"
 _FUNCTIONS = ("defining a function, an import, super(), a failing assert or a call with * or ** unpacking is not "
               "captured yet")
@@ -585,7 +597,7 @@ _NEVER_HANDED = "generators, coroutines and module or class bodies are never cap
 _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
-        "STORE_SLICE", "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
+        "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
     ("break", _CONTAINERS): (
         "BUILD_STRING", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
         "CONVERT_VALUE", "CALL_INTRINSIC_2"),

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..graph import GraphModule, SymInt
 from .breaks import Break
+from .functionalise import write_back
 from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, assemble, call_instructions, name_arg
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
 from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents, describe
@@ -52,7 +53,9 @@ def build(tracer, compiler: Callable) -> Output:
     outputs: list = []
     for kept in (value, *effects.values()):
         _collect(kept, outputs)
-    single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None and not effects.pending
+    single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None and not effects.pending \
+        and not tracer.written
+    written = _collect_written(tracer, outputs)
     tracer.graph.output(outputs[0] if single else tuple(outputs))
     loc = _op_loc(tracer)
     # Built before compiling: a result the code cannot rebuild is a Break, and then the
@@ -60,8 +63,8 @@ def build(tracer, compiler: Callable) -> Output:
     # after the graph call, the result read before them.
     temps: dict[int, str] = {}
     replay = effects.replay(tracer, outputs, temps, [value], loc)
-    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc), *replay,
-                              *rebuild(value, outputs, tracer.code, loc, temps)]
+    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc), *_write_back(written, tracer.code, loc),
+                              *replay, *rebuild(value, outputs, tracer.code, loc, temps)]
     call, graph_module = _compile(tracer, compiler, loc)
     body = call + tail + [Instr("RETURN_VALUE", loc=loc)]
     code = assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
@@ -77,10 +80,12 @@ def graph_call(tracer, compiler: Callable, live: list[Value]) -> tuple[list[Inst
         _collect(value, outputs)
     if not tracer.graph.calls():
         return [], outputs, None
+    written = _collect_written(tracer, outputs)
     tracer.graph.output(tuple(outputs))
     loc = _op_loc(tracer)
     call, graph_module = _compile(tracer, compiler, loc)
-    return call + [Instr("STORE_FAST", _RESULT, loc=loc)], outputs, graph_module
+    return call + [Instr("STORE_FAST", _RESULT, loc=loc), *_write_back(written, tracer.code, loc)], outputs, \
+        graph_module
 
 
 def _op_loc(tracer):
@@ -103,6 +108,34 @@ def _collect(value: Value, outputs: list) -> None:
     else:
         for item in contents(value):
             _collect(item, outputs)
+
+
+def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
+    """The inputs the graph updated (NOTE(functionalisation) in functionalise.py), each with
+    the position among `outputs` of its new value, which is added where missing."""
+    written_nodes = {value.node: source for source, value in tracer.written.items()}
+    for node in outputs:
+        base = node
+        while getattr(base.target, "category", None) == "view":
+            base = base.args[0]
+        if base is not node and base in written_nodes:
+            raise Break("unsupported", f"a view of {written_nodes[base]}, which the graph updates in place, is "
+                        "live after the graph: it would not share the input's memory")
+    written = []
+    for source, value in tracer.written.items():
+        _collect(ArrayValue(value.node), outputs)
+        written.append((source, next(i for i, node in enumerate(outputs) if node is value.node)))
+    return written
+
+
+def _write_back(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
+    """Instructions writing each updated input's new value into it, in order."""
+    body = []
+    for source, index in written:
+        value = [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
+                 Instr("BINARY_SUBSCR", loc=loc)]
+        body += _call(write_back, [_load(source, code, loc), value], loc) + [Instr("POP_TOP", loc=loc)]
+    return body
 
 
 def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list[Instr]:

@@ -1,4 +1,5 @@
-"""Advanced (integer-array) indexing, and index_add, the scatter that is its derivative.
+"""Advanced (integer-array) indexing, index_add, the scatter that is its derivative, and
+index_put, the functional form of item assignment.
 
 An index is one item or a tuple of items (NOTE(index-items) in views.py). `index` takes
 integer arrays and lists mixed with basic items, and places the dimensions they index
@@ -145,6 +146,62 @@ def index_add(xp, x, index, values):
     items = index_items(index)
     view = result[items if any(item is Ellipsis for item in items) else items + (Ellipsis,)]
     xp.add(view, xp.asarray(values), out=view, casting="unsafe")
+    return result
+
+
+def _mask_of(index):
+    """The boolean mask that is the whole of `index` (an array or its meta), or None."""
+    if isinstance(index, (TensorMeta, np.ndarray)) and np.dtype(index.dtype).kind == "b":
+        return index
+    return None
+
+
+def _index_put_meta(x: TensorMeta, index, values) -> TensorMeta:
+    mask = _mask_of(index)
+    if mask is not None:
+        # NOTE(functionalisation) in pyjit/frontend/calls.py: the count of True values is
+        # not known, so only a mask over leading axes and a single value are modelled.
+        if mask.ndim > x.ndim:
+            raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {mask.ndim} were indexed")
+        for axis, (size, masked) in enumerate(zip(x.shape, mask.shape)):
+            if size != masked:
+                raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                                 f"{size} but size of corresponding boolean axis is {masked}")
+        if shape_of(values) not in ((), (1,)):
+            raise NotImplementedError(BOOLEAN_INDEX)
+        return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
+    target = advanced_index_shape(x.shape, index)
+    try:
+        fits = broadcast_shapes(shape_of(values), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"could not broadcast input array from shape {tuple(shape_of(values))} into shape {target}")
+    return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
+
+
+def _index_put_vjp(grad, out, x, index, values):
+    """x's gradient is the result's with zeros where `values` were written; values'
+    is the result's gradient at those places (summed to its shape)."""
+    if not is_differentiable(grad):
+        return (None, None, None)
+    cleared = op.index_put(grad, index, 0)
+    values_grad = None
+    if is_differentiable(values):
+        picked = op.subtract(grad, cleared) if _mask_of(index) is not None \
+            else op.getitem(grad, index) if is_basic(index) else op.index(grad, index)
+        values_grad = input_grad(values, picked)
+    return (input_grad(x, cleared), None, values_grad)
+
+
+@primitive("index_put", category="other", meta=_index_put_meta, vjp=_index_put_vjp)
+def index_put(xp, x, index, values):
+    """A copy of `x` with `values` written at x[index]: item assignment `x[index] = values`,
+    made functional (NOTE(functionalisation) in pyjit/frontend/calls.py). `values` is cast
+    to x's dtype as assignment casts it; where an integer-array index repeats an element,
+    one of the values written there is kept, as in NumPy."""
+    result = xp.array(x, copy=True)
+    result[index] = values
     return result
 
 

@@ -2,7 +2,8 @@
 tests/op_samples: the tape's gradient passes `pyjit.autograd.gradcheck` (float64 central
 differences, the whole Jacobian), and the same call compiled by every registered backend
 (`pyjit.list_backends()`) gives the tape's gradients (one row per op: compiling costs
-more than differentiating)."""
+more than differentiating); aot_eager and inductor also with the partitioner that is not
+their default (`pyjit.config.aot_partitioner`), which saves other values for backward."""
 
 import numpy as np
 import pytest
@@ -88,28 +89,35 @@ def tape_gradients(function, leaves: list, cotangent: list) -> list:
     return [outputs, [leaf.grad for leaf in leaves]]
 
 
-@pytest.mark.parametrize("backend", pyjit.list_backends())
+# Each backend with its default partitioner, and the AOT backends with the other one.
+BACKENDS = [pytest.param(backend, None, id=backend) for backend in pyjit.list_backends()] + [
+    pytest.param("aot_eager", "min_cut", id="aot_eager-min_cut"),
+    pytest.param("inductor", "default", id="inductor-default")]
+
+
+@pytest.mark.parametrize(("backend", "partitioner"), BACKENDS)
 @pytest.mark.parametrize(("name", "sample"), FIRST_CASE_OF_EACH_OP)
-def test_compiled_gradients_match_the_tape(name, sample, backend):
+def test_compiled_gradients_match_the_tape(name, sample, backend, partitioner):
     function, leaves = op_on_leaves(name, sample)
     rng = np.random.default_rng(7)
     cotangent = [rng.uniform(-1, 1, output.shape) for output in as_outputs(function(*leaves))]
     pyjit.reset()
     compiled = pyjit.compile(function, backend=backend)
     try:
-        expected_outputs, expected = tape_gradients(function, leaves, cotangent)
-        pyjit.utils.counters.clear()
-        for _ in range(2):  # the first call compiles, the second reuses the entry
-            outputs, got = tape_gradients(compiled, leaves, cotangent)
-            assert pyjit.utils.counters["stats"]["unique_graphs"] == 1  # the op was captured
-            for value, reference in zip(outputs, expected_outputs):
-                np.testing.assert_allclose(value.numpy(), reference.numpy(), rtol=1e-12, atol=1e-12)
-            for index, (value, reference) in enumerate(zip(got, expected)):
-                if reference is None:
-                    assert value is None, f"input {index}"
-                    continue
-                assert value.dtype == reference.dtype
-                np.testing.assert_allclose(value.numpy(), reference.numpy(), rtol=1e-10, atol=1e-12,
-                                           err_msg=f"input {index}")
+        with pyjit.config.patch(aot_partitioner=partitioner):
+            expected_outputs, expected = tape_gradients(function, leaves, cotangent)
+            pyjit.utils.counters.clear()
+            for _ in range(2):  # the first call compiles, the second reuses the entry
+                outputs, got = tape_gradients(compiled, leaves, cotangent)
+                assert pyjit.utils.counters["stats"]["unique_graphs"] == 1  # the op was captured
+                for value, reference in zip(outputs, expected_outputs):
+                    np.testing.assert_allclose(value.numpy(), reference.numpy(), rtol=1e-12, atol=1e-12)
+                for index, (value, reference) in enumerate(zip(got, expected)):
+                    if reference is None:
+                        assert value is None, f"input {index}"
+                        continue
+                    assert value.dtype == reference.dtype
+                    np.testing.assert_allclose(value.numpy(), reference.numpy(), rtol=1e-10, atol=1e-12,
+                                               err_msg=f"input {index}")
     finally:
         pyjit.reset()

@@ -29,9 +29,8 @@ def test_positional_options_bind_by_numpy_names(jit):
 
 @pytest.mark.parametrize("fn", [
     lambda x: np.sum(x, dtype=np.float32),
-    lambda x: np.add(x, 1, x),
     lambda x: x.mean(0, np.float32),
-], ids=["dtype", "out", "positional-dtype"])
+], ids=["dtype", "positional-dtype"])
 def test_unmodelled_arguments_break_and_the_call_runs_in_python(jit, fn):
     x = np.arange(4.0)
     want = fn(x.copy())
@@ -284,11 +283,6 @@ def test_in_place_results_are_cast_back_as_numpys_in_place_ufuncs_cast(jit):
     assert [name for name, _ in graph_calls(compiled)][-1] == "astype"
 
 
-def into_the_input(a):
-    a += 1
-    return a
-
-
 def into_a_viewed_array(a):
     x = a * 2
     head = x[:2]
@@ -315,7 +309,6 @@ def into_a_broadcast(a):
 
 
 @pytest.mark.parametrize(("fn", "reason"), [
-    (into_the_input, "an input of the compiled code"),
     (into_a_viewed_array, "a view, or an array a view was taken of"),
     (into_a_view, "a view, or an array a view was taken of"),
     (int_plus_float, "NumPy does not cast to int64 in place"),

@@ -20,6 +20,26 @@ def index_add_reference(x, index, values):
     return result
 
 
+def index_put_reference(x, index, values):
+    result = x.copy()
+    result[index] = values
+    return result
+
+
+def index_put_samples():
+    def row(*args, **kwargs):
+        return S(*args, reference=index_put_reference, **kwargs)
+
+    return [row(A((5,)), 2, 1.5), row(A((4, 3)), (slice(1, 3), slice(None)), A((3,))),
+            row(A((4, 3)), A((2,), "int64", -4, 4), A((2, 3))), row(A((5,)), [0, 3], A((2,))),
+            row(A((4, 3)), (Ellipsis, [0, 2]), A((4, 1))), row(A((4, 3)), A((4, 3), "bool"), A(())),
+            row(A((4, 3), "float32"), A((4,), "bool"), -1.0), row(A((4, 3), "int32", -5, 5), 0, A((3,))),
+            row(A((4, 3), layout="F"), (slice(None, None, -2), 1), A((2,), "float32")),
+            row(A(()), (), 2.0), row(A((0, 3)), slice(None), 1.0),
+            row(A((4, 3)), [0, 1], A((2,)), raises=ValueError), row(A((5,)), [0, 7], 1.0, raises=IndexError),
+            row(A((4, 3)), A((3,), "bool"), 1.0, raises=IndexError)]
+
+
 def index_samples():
     def row(*args, **kwargs):
         return S(*args, reference=index_reference, **kwargs)
@@ -63,6 +83,7 @@ def index_add_samples():
 SAMPLES = {
     "index": index_samples(),
     "index_add": index_add_samples(),
+    "index_put": index_put_samples(),
     "take": [S(A((4, 5)), A((3,), "int64", -20, 20)), S(A((4, 5)), [0, 3, 3], axis=0),
              S(A((4, 5)), A((2, 2), "int32", -5, 5), axis=1), S(A((4, 5)), 2, axis=-1), S(A((4, 5)), 7),
              S(A((4, 5), "float32", layout="F"), [1.7, 0.2], axis=0), S(A((4, 5)), A((3,), "bool"), axis=0),

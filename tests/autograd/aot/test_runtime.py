@@ -252,3 +252,32 @@ def test_a_graph_the_joint_graph_cannot_model_runs_on_the_tape():
     with pytest.raises(RuntimeError) as tape_error:
         module(*args)
     assert str(tape_error.value) == str(compiled_error.value)
+
+
+def update_running_mean(w, running, x):
+    running.mul_(0.9).add_(0.1 * x.mean(0))  # a buffer of the caller, updated in the graph
+    return ((x @ w - running) ** 2).sum()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("partitioner", ["default", "min_cut"])
+def test_a_graph_that_updates_an_input_buffer_gives_the_tapes_gradients(backend, partitioner):
+    """NOTE(functionalisation) in pyjit/frontend/functionalise.py: the new buffer is a
+    graph output written back after the call; the joint graph differentiates through it."""
+    rng = np.random.default_rng(0)
+    x, w0 = rng.normal(size=(4, 3)), rng.normal(size=(3, 3))
+    runs = []
+    counters.clear()
+    for fn in (pyjit.compile(update_running_mean, backend=backend), update_running_mean):
+        w, running = pyjit.tensor(w0, requires_grad=True), pyjit.tensor(np.zeros(3))
+        with pyjit.config.patch(aot_partitioner=partitioner):
+            for _ in range(2):
+                out = fn(w, running, pyjit.tensor(x))
+                out.backward()
+        runs.append((out.item(), w.grad.numpy(), running.numpy(), running._version, out.grad_fn.name()))
+    (value, grad, buffer, version, node), (want_value, want_grad, want_buffer, _, _) = runs
+    assert node == "CompiledFunctionBackward" and counters["stats"]["unique_graphs"] == 1
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
+    np.testing.assert_array_equal(buffer, want_buffer)
+    assert version == 2  # one write back per call
