@@ -22,3 +22,25 @@ def test_counting_one_group_leaves_others_alone():
     assert utils.counters["test_utils_a"] == {"x": 3}
     assert {name: group for name, group in utils.counters.items() if name != "test_utils_a"} == before
     del utils.counters["test_utils_a"]
+
+
+def test_capture_disabled_removes_the_callback_and_restores_it():
+    seen = []
+
+    def callback(frame):
+        seen.append(frame.f_code.co_name)
+        return None
+
+    def probe():
+        return 1
+
+    previous = pyjit._C.set_eval_frame(callback)
+    try:
+        with utils.capture_disabled():
+            assert pyjit._C.get_eval_frame() is None
+            probe()
+        assert pyjit._C.get_eval_frame() is callback
+        probe()
+    finally:
+        pyjit._C.set_eval_frame(previous)
+    assert seen.count("probe") == 1  # seen once: with the callback, not inside the block

@@ -30,7 +30,7 @@ from ..codegen.lowering import Unsupported
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
-from ..utils import counters
+from ..utils import capture_disabled, counters
 from .registry import register_backend
 from . import cuda_graphs
 from .targets import TARGETS, CudaTarget, graph_device, target_for
@@ -111,7 +111,8 @@ class _Lazy:
 
     def __call__(self, *args):
         if self.compiled is None:
-            self.compiled = self.make()
+            with capture_disabled():  # NOTE(compile-without-capture)
+                self.compiled = self.make()
         return self.compiled(*args)
 
 

@@ -373,3 +373,23 @@ def test_training_graphs_with_symbolic_sizes_reuse_compiled_forward_and_backward
         np.testing.assert_allclose(w.grad.numpy(), tape_w.grad.numpy(), rtol=1e-10, atol=1e-15)
     # 7 recompiled with the rows symbolic; 9 and 12 ran that entry's forward and backward.
     assert (counters["aot"]["graphs"], counters["inductor"]["graphs"]) == (partitions, kernels)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_variants_compiled_while_compiled_code_runs_capture_no_library_frames(backend):
+    """NOTE(compile-without-capture): the no-grad variant (first call under no_grad) and a
+    new requires_grad pattern are compiled inside the user's captured frame; the library
+    code that compile calls must not be captured (it was: dozens of graph breaks)."""
+    def step(p, g):
+        return (p - 0.1 * g) * 2
+
+    compiled = pyjit.compile(step, backend=backend)
+    counters.clear()
+    with pyjit.no_grad():
+        compiled(pyjit.tensor(np.ones(4), requires_grad=True), pyjit.tensor(np.ones(4)))
+    weight = pyjit.tensor(np.ones(4), requires_grad=True)
+    out = compiled(weight * 1, pyjit.tensor(np.ones(4), requires_grad=True))
+    out.sum().backward()
+    assert counters["graph_break"] == {}
+    assert counters["stats"]["unique_graphs"] == 2
+    np.testing.assert_allclose(weight.grad.numpy(), np.full(4, 2.0))

@@ -25,7 +25,7 @@ import numpy as np
 
 from ... import logs
 from ...graph import GraphModule, Node
-from ...utils import counters
+from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
@@ -68,7 +68,8 @@ class AOTFunction:
 
     def _compiled_for(self, mask: tuple, examples) -> _Compiled | None:
         try:
-            compiled = _Compiled.make(self, mask, examples)
+            with capture_disabled():  # NOTE(compile-without-capture)
+                compiled = _Compiled.make(self, mask, examples)
         except JointUnsupported as error:
             counters["aot"]["tape_fallbacks"] += 1
             _aot_log.debug("graph %s runs on the tape: %s", self.graph_module.graph.name, error)
