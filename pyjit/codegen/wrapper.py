@@ -203,7 +203,8 @@ class _Glue:
                     self._emit(f"{name} = asarray({name}, order='C')")
 
     def _shape(self, shape: tuple) -> str:
-        items = [canonical(size).python() if isinstance(size, SymInt) else str(size) for size in shape]
+        # A symbolic size the guards pinned to a number canonicalizes to a plain int.
+        items = [size.python() if isinstance(size, SymInt) else str(size) for size in map(canonical, shape)]
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
     def _argument(self, value) -> str:
