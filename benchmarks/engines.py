@@ -94,7 +94,7 @@ def all_engines() -> dict[str, Engine]:
     engines = [Engine("numpy", "numpy", _uncompiled), Engine("pyjit-tape", "tape", _uncompiled)]
     engines += [Engine(f"pyjit-{backend}", "pyjit", functools.partial(_pyjit_compile, backend, None),
                        disk_cache=backend == "inductor")
-                for backend in PYJIT_BACKENDS if backend in pyjit.list_backends()]
+                for backend in PYJIT_BACKENDS if backend in pyjit.list_backends(exclude_tags=None)]
     engines += [Engine(f"pyjit-inductor:{mode}", "mode", functools.partial(_pyjit_compile, "inductor", mode),
                        disk_cache=True) for mode in INDUCTOR_MODES]
     engines += [Engine(name, "peer", _PEER_COMPILERS[name], disk_cache=name == "torch.compile")

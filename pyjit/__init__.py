@@ -71,15 +71,23 @@ def explain(fn):
 
 
 def _compiler(backend, mode, options):
+    """The backend's compiler function with `mode` and `options` bound where it takes them.
+    Options a backend does not take raise at once (torch.compile does the same for
+    inductor's unknown options); a mode a backend does not take is accepted, as every
+    backend compiles for "default"."""
     import functools
     import inspect
 
     compiler = lookup_backend(backend)
-    given = {name: value for name, value in (("mode", mode), ("options", options)) if value is not None}
-    if given:
-        try:
-            parameters = inspect.signature(compiler).parameters
-        except (TypeError, ValueError):
-            parameters = {}
-        given = {name: value for name, value in given.items() if name in parameters}
+    try:
+        parameters = inspect.signature(compiler).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    takes_any = any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values())
+    if options and "options" not in parameters and not takes_any:
+        name = backend if isinstance(backend, str) else getattr(backend, "__name__", "the backend")
+        raise RuntimeError(f"Unexpected optimization option {sorted(options)[0]!r}: backend {name!r} takes no "
+                           f"options")
+    given = {name: value for name, value in (("mode", mode), ("options", options))
+             if value is not None and (name in parameters or takes_any)}
     return functools.partial(compiler, **given) if given else compiler
