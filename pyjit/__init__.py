@@ -66,7 +66,8 @@ def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):
 def explain(fn):
     """`pyjit.explain(fn)(*args, **kwargs)` runs `fn` once under capture with the `eager`
     backend and returns an ExplainOutput: its graphs, graph breaks and their reasons, op
-    counts, guards and compile times. It forgets every compiled entry before and after."""
+    counts, guards and compile times; `str()` of it reads as torch's. The function's own
+    compiled entries stay as they are (NOTE(explain))."""
     return _frontend.explain(fn, compiler=lookup_backend("eager"))
 
 

@@ -39,6 +39,11 @@ _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where
 # ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
 ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
                           if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
+# ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
+# call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
+_COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
+# Methods whose answer is the array's values as Python objects: data-dependent breaks.
+_VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
 TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, "reshape", "view", "transpose", "permute"})
 # ndarray attributes read from the meta, which the array guard covers.
@@ -90,8 +95,8 @@ def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
         return tracer.call_op(REGISTRY["transpose"], (obj,), {})
     if obj.tensor:
         return _tensor_attr(tracer, obj, name)
-    if name in ARRAY_METHODS:
-        return CallableValue("method", name, self=obj)
+    if name in ARRAY_METHODS or name in _COPYING_METHODS or callable(getattr(np.ndarray, name, None)):
+        return CallableValue("method", name, self=obj)  # NOTE(method-breaks)
     raise Break("unsupported", f"ndarray attribute {name!r} is not modelled")
 
 
@@ -104,9 +109,20 @@ def _tensor_attr(tracer, tensor: ArrayValue, name: str) -> Value:
     if name == "requires_grad" and tensor.source is not None:
         example = next(example for source, example, _ in tracer.root.inputs if source == tensor.source)
         return ConstantValue(example.requires_grad)  # the tensor guard checks it
-    if name in TENSOR_METHODS:
-        return CallableValue("method", name, self=tensor)
+    if name in TENSOR_METHODS or (not name.startswith("_") and callable(getattr(Tensor, name, None))):
+        return CallableValue("method", name, self=tensor)  # NOTE(method-breaks)
     raise Break("unsupported", f"Tensor.{name} is not captured", hint="it runs in Python at a graph break")
+
+
+def _method_break(kind: str, name: str) -> Break:
+    """NOTE(method-breaks): an array's method that is not captured (`y.item`,
+    `loss.backward`) loads as a method value and the break is its call, where the
+    transformed code runs the load and the call together in Python: one user call is
+    one break (explain's count), not a break at the load and another at the call."""
+    if name in _VALUE_METHODS:
+        return Break("data_dependent", f"{kind}.{name}() needs the array's values, which exist only when the "
+                     "graph runs", hint="it runs in Python at a graph break")
+    return Break("unsupported", f"{kind}.{name}() is not captured", hint="it runs in Python at a graph break")
 
 
 def _object_attr(tracer, obj: ObjectValue, name: str, source) -> Value:
@@ -267,6 +283,8 @@ def _parameters(fn) -> inspect.Signature | None:
 
 def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`tensor.name(*args, **kwargs)` as pyjit/autograd/methods.py defines it."""
+    if name not in TENSOR_METHODS:
+        raise _method_break("Tensor", name)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
@@ -290,6 +308,14 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
 
 
 def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if name in _COPYING_METHODS and not args and not kwargs:
+        if name != "copy":
+            array = tracer.call_op(REGISTRY["reshape"], (array, ConstantValue(-1)), {})
+        if name == "ravel":
+            return array
+        return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
+    if name not in ARRAY_METHODS:
+        raise _method_break("ndarray", name)
     entry = REGISTRY[FORWARDED.get(name, name)]
     if name in ("reshape", "transpose"):
         if kwargs:
