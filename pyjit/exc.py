@@ -21,3 +21,8 @@ class Unsupported(PyjitError):
 class BackendCompilerFailed(PyjitError):
     """The backend raised while compiling a captured graph; the message names the backend
     and the user's file:line, and `__cause__` is the backend's own exception."""
+
+
+class AccuracyError(PyjitError):
+    """`config.verify_correctness` found a compiled graph whose results differ from
+    running the same graph eagerly; the message names the graph and the first difference."""
