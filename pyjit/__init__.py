@@ -1,16 +1,16 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
 from pyjit import _C, autograd, config, nn, optim, utils
-from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones, rand,
-                            randn, tensor, zeros)
+from pyjit.autograd import (Tensor, allclose, arange, as_tensor, enable_grad, from_numpy, manual_seed, no_grad, ones,
+                            rand, randn, tensor, zeros)
 from pyjit import frontend as _frontend
 from pyjit.backends import DEFAULT_BACKEND, list_backends, lookup_backend, register_backend
-from pyjit.frontend import disable, graph_break
+from pyjit.frontend import allow_in_graph, disable, graph_break
 from pyjit.logs import set_logs
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
+__all__ = ["Tensor", "allclose", "allow_in_graph", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
            "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "list_mode_options",
            "manual_seed", "nn", "no_grad", "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset",
            "set_logs", "tensor", "utils", "zeros"]

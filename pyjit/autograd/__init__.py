@@ -7,8 +7,8 @@ from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .nodes import AccumulateGrad, Node, OpNode
 from .random import manual_seed
-from .tensor import Tensor
+from .tensor import Tensor, allclose
 
-__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "OpNode", "Tensor", "arange", "as_tensor",
-           "backward", "enable_grad", "from_numpy", "grad", "graph_nodes", "is_grad_enabled", "manual_seed",
+__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "OpNode", "Tensor", "allclose", "arange",
+           "as_tensor", "backward", "enable_grad", "from_numpy", "grad", "graph_nodes", "is_grad_enabled", "manual_seed",
            "no_grad", "ones", "rand", "randn", "random", "set_grad_enabled", "tensor", "zeros"]

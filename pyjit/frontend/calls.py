@@ -27,6 +27,7 @@ import numpy as np
 from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
+from .allowed import graph_op
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -205,6 +206,12 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
+    allowed = graph_op(fn.value) if isinstance(fn, ObjectValue) else None
+    if allowed is not None:  # NOTE(allow-in-graph)
+        if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):
+            raise Break("unsupported", f"{allowed.name} (allowed in the graph) is called on a pyjit.Tensor, whose "
+                        "gradient the graph would not record", hint="it runs in Python at a graph break")
+        return tracer.call_op(allowed, tuple(args), kwargs)
     from .inline import call_user
 
     inlined = call_user(tracer, fn, args, kwargs)
