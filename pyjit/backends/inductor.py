@@ -68,7 +68,7 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     if unknown:
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
     examples = list(example_inputs or ())
-    if not any(isinstance(example, Tensor) for example in examples):
+    if not any(isinstance(example, Tensor) for example in examples) and not _drawn(graph_module):
         return compile_graphs([(graph_module, examples)])[0]
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
     compiled = compile_graphs([(graph_module, arrays)])[0]
@@ -80,10 +80,10 @@ def _on_tensors(graph_module, compiled, examples: list):
     tensors' arrays when no gradient is recorded (grad mode off, or no input requires
     grad): the tape would record nothing, so the result is the same Tensors holding the
     kernels' arrays. An output is a Tensor when it depends on a Tensor input, as the ops
-    would make it. Otherwise the graph module runs the ops on the tape (AOT backward
-    graphs are a later step)."""
+    would make it, and so is one that depends on a random draw (`_drawn`). Otherwise the
+    graph module runs the ops on the tape (AOT backward graphs are a later step)."""
     tensor_inputs = {node for node, example in zip(graph_module.graph.placeholders, examples)
-                     if isinstance(example, Tensor)}
+                     if isinstance(example, Tensor)} | _drawn(graph_module)
     output = graph_module.graph.output_node.args[0]
     single = isinstance(output, Node)
     wrap = [_depends_on(node, tensor_inputs) for node in ([output] if single else output)]
@@ -98,6 +98,12 @@ def _on_tensors(graph_module, compiled, examples: list):
 
     run.kernels, run.graph_module = compiled.kernels, graph_module
     return run
+
+
+def _drawn(graph_module) -> set:
+    """The graph's impure calls: random draws, which give Tensors whatever their inputs
+    (NOTE(random-factories) in pyjit/frontend/allowed.py), so what depends on them is one."""
+    return {node for node in graph_module.graph.calls() if not getattr(node.target, "pure", True)}
 
 
 def _depends_on(node: Node, inputs: set) -> bool:

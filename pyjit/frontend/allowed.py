@@ -12,6 +12,13 @@ node's meta) it runs once at capture time on zero-filled arrays of its inputs' s
 and dtypes (torch runs it on fake tensors). Its calls are captured only on NumPy arrays
 of static sizes, and the graph runs it without capture (as `pyjit.disable`): on pyjit.Tensors it would record no gradient and on symbolic sizes its
 meta would be one size's, so there the call runs in Python at a graph break.
+
+NOTE(random-factories): `pyjit.rand` and `pyjit.randn` (`dropout` draws its mask with
+`rand`) are graph ops the same way, impure (never merged or dropped), so each run of
+the graph draws from pyjit's seeded generator where the plain code would, in program
+order, and the numbers are the ones the plain run gets. Their meta comes from their
+arguments (shape, dtype), never from a draw at capture time, which would shift the
+stream; a draw that asks for a gradient or another device runs in Python.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _C
+from ..autograd import rand, randn
+from ..autograd.tensor import DEFAULT_FLOAT
 from ..graph import TensorMeta
 from ..ops.registry import Op
 
@@ -39,6 +48,25 @@ def allow_in_graph(fn: Callable) -> Callable:
         _allowed[id(fn)] = fn, Op(name, category="other", meta=_meta_rule(fn), doc=f"{name}, allowed in the graph",
                                   impl=lambda xp, *args, **kwargs: uncaptured(*args, **kwargs))
     return fn
+
+
+def _factory_meta(*size, dtype=None, device=None, requires_grad=False) -> TensorMeta:
+    if requires_grad or device not in (None, "cpu"):
+        raise NotImplementedError("a draw that requires grad or is on another device is not captured")
+    shape = size[0] if len(size) == 1 and type(size[0]) in (tuple, list) else size
+    return TensorMeta(tuple(shape), np.dtype(dtype) if dtype is not None else DEFAULT_FLOAT)
+
+
+for _factory in (rand, randn):  # NOTE(random-factories)
+    _allowed[id(_factory)] = _factory, Op(
+        _factory.__name__, category="other", meta=_factory_meta, doc=f"pyjit.{_factory.__name__}, drawn in the graph",
+        impl=lambda xp, *args, factory=_factory, **kwargs: factory(*args, **kwargs))
+    _allowed[id(_factory)][1].pure = False
+
+
+def makes_tensors(op: Op) -> bool:
+    """Whether `op` gives a pyjit.Tensor whatever its arguments (a random factory's)."""
+    return not op.pure
 
 
 def graph_op(fn: Any) -> Op | None:

@@ -26,8 +26,9 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
+from ..graph import SymInt
 from ..ops import REGISTRY
-from .allowed import graph_op
+from .allowed import graph_op, makes_tensors
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -73,6 +74,8 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
         if source is None:
             raise Break("unsupported", f"attribute {name!r} of a class that has no source to guard it by")
         return tracer.wrap(_class_attribute(obj.value, name), source)
+    if isinstance(obj, ConstantValue) and type(obj.value) is str and name in _STR_METHODS:
+        return CallableValue("builtin", getattr(obj.value, name))  # folded when called (NOTE(string-formatting))
     if isinstance(obj, ConstantValue) and not callable(getattr(type(obj.value), name, None)):
         found = _fold(getattr, obj.value, name)
         if source is not None:  # re-read when used: `s.start` of a slice may be a list
@@ -211,7 +214,9 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):
             raise Break("unsupported", f"{allowed.name} (allowed in the graph) is called on a pyjit.Tensor, whose "
                         "gradient the graph would not record", hint="it runs in Python at a graph break")
-        return tracer.call_op(allowed, tuple(args), kwargs)
+        result = tracer.call_op(allowed, tuple(args), kwargs)
+        result.tensor = result.tensor or makes_tensors(allowed)
+        return result
     from .inline import call_user
 
     inlined = call_user(tracer, fn, args, kwargs)
@@ -359,6 +364,8 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
         return made
     if fn in _ITERATOR_BUILTINS:
         return _iterator_builtin(tracer, fn, args, kwargs)
+    if fn in _FORMATTING or type(getattr(fn, "__self__", None)) is str:
+        return _format_call(fn, args, kwargs)
     if fn is builtins.sum and len(args) == 1 and set(kwargs) <= {"start"} \
             and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue)):
         return _sum(tracer, consume(iterate(tracer, args[0])), kwargs.get("start", ConstantValue(0)))
@@ -373,6 +380,53 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     if not all(map(is_constant, (*args, *kwargs.values()))):
         raise Break("unsupported", f"{fn.__name__}() of a value that is not a constant")
     return ConstantValue(_fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
+
+
+# -- strings ------------------------------------------------------------------------------------
+# NOTE(string-formatting): f-strings (FORMAT_VALUE, 3.13's CONVERT_VALUE and FORMAT_*,
+# BUILD_STRING), str(), repr(), format() and the methods of a constant string
+# (`"n={}".format(n)`) are folded at trace time when what they format is constant (a
+# value guarded by value, a size, a string): the result is a constant of the graph's
+# code. A symbolic size is specialised first (`int()`, which guards that size), since its
+# text is its value. Formatting an array needs its values (a data-dependent break); any
+# other object would run its own `__format__`, so that is a break too.
+_FORMATTING = frozenset({builtins.str, builtins.repr, builtins.ascii, builtins.format})
+_STR_METHODS = frozenset({"format", "join", "upper", "lower", "strip", "lstrip", "rstrip", "replace", "split",
+                          "startswith", "endswith", "zfill", "ljust", "rjust", "center"})
+_CONVERSIONS = {0: None, 1: builtins.str, 2: builtins.repr, 3: builtins.ascii}  # FORMAT_VALUE's flag bits
+
+
+def formatted(value: Value, spec: Value | None = None, conversion: int = 0) -> ConstantValue:
+    """`format(conversion(value), spec)`, as an f-string's replacement field computes it
+    (NOTE(string-formatting))."""
+    folded = _specialised(_formattable(value, "formatting"))
+    if _CONVERSIONS[conversion] is not None:
+        folded = _fold(_CONVERSIONS[conversion], folded)
+    return ConstantValue(_fold(format, folded, "" if spec is None else _formattable(spec, "formatting")))
+
+
+def _format_call(fn, args: list[Value], kwargs: dict[str, Value]) -> ConstantValue:
+    name = getattr(fn, "__name__", "str")
+    folded = [_specialised(_formattable(arg, f"{name}()")) for arg in args]
+    return ConstantValue(_fold(fn, *folded, **{key: _specialised(_formattable(value, f"{name}()"))
+                                              for key, value in kwargs.items()}))
+
+
+def _formattable(value: Value, what: str) -> Any:
+    if any(isinstance(item, ArrayValue) for item in (value, *getattr(value, "items", ()))):
+        raise Break("data_dependent", f"{what} of an array needs its values, which exist only when the graph runs",
+                    hint="it runs in Python at a graph break")
+    try:
+        return python_value(value)
+    except LookupError:
+        raise Break("unsupported", f"{what} of a {type(getattr(value, 'value', value)).__name__} would run its "
+                    "own code", hint="it runs in Python at a graph break") from None
+
+
+def _specialised(value: Any) -> Any:
+    if type(value) in (tuple, list):
+        return type(value)(map(_specialised, value))
+    return int(value) if isinstance(value, SymInt) else value
 
 
 # -- iteration (NOTE(loop-unrolling) in opcodes.py) --------------------------------------------

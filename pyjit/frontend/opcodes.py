@@ -23,7 +23,7 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, consume, iterate, load_attr, subscript
+from .calls import binary, call, consume, formatted, iterate, load_attr, subscript
 from .side_effects import build_dict, build_set
 from .values import NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, is_constant, python_value
 
@@ -570,10 +570,38 @@ def _end_for(tracer, instr):
     tracer.pop()
 
 
+# -- f-strings (NOTE(string-formatting) in calls.py) --------------------------------------------
+@handler("FORMAT_VALUE", until=(3, 12))
+def _format_value(tracer, instr):
+    spec = tracer.pop() if instr.arg & 0x04 else None
+    tracer.push(formatted(tracer.pop(), spec, instr.arg & 0x03))
+
+
+@handler("CONVERT_VALUE", since=(3, 13))
+def _convert_value(tracer, instr):
+    tracer.push(formatted(tracer.pop(), None, instr.arg))
+
+
+@handler("FORMAT_SIMPLE", since=(3, 13))
+def _format_simple(tracer, instr):
+    tracer.push(formatted(tracer.pop()))
+
+
+@handler("FORMAT_WITH_SPEC", since=(3, 13))
+def _format_with_spec(tracer, instr):
+    spec = tracer.pop()
+    tracer.push(formatted(tracer.pop(), spec))
+
+
+@handler("BUILD_STRING")
+def _build_string(tracer, instr):
+    tracer.push(ConstantValue("".join(python_value(part) for part in tracer.popn(instr.arg))))
+
+
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
 _PATTERNS = "match statements are not modelled"
 _MUTATION = "stores into cells, slices and attribute or name deletions are not modelled"
-_CONTAINERS = "string formatting is modelled in a later version"
+_CONTAINERS = "exception groups and type parameters are not modelled"
 _FUNCTIONS = "creating functions and inlining calls come in a later version"
 _EXCEPTIONS = "exception handling is not captured: the frame runs as it is"
 _WITH = "entered in Python at a graph break, and the body resumed (NOTE(grad-mode-with))"
@@ -582,9 +610,7 @@ _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
         "STORE_SLICE", "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
-    ("break", _CONTAINERS): (
-        "BUILD_STRING", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
-        "CONVERT_VALUE", "CALL_INTRINSIC_2"),
+    ("break", _CONTAINERS): ("CALL_INTRINSIC_2",),
     ("break", _FUNCTIONS): (
         "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX",
         "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),
