@@ -10,8 +10,9 @@ that re-raise, and, for Tensor programs, inputs that require grad, `no_grad` blo
 `backward()` inside and after the call. Each program is called four times (two inputs
 of one size, then two other sizes, so cache hits, recompiles and dynamic sizes all run),
 plainly and compiled, and every call must give the same outcome: the result (arrays by
-dtype, shape and value to a relative 1e-6, 1e-4 for float32, which is the codegen's
-documented reordering bound), the exception type, what it printed, the state object, the
+dtype, shape and value to a relative 1e-6, 1e-4 for float32, and an absolute tenth of
+that, since values are of order 1 and a sum that cancels keeps its terms' rounding: the
+fused kernels reorder and use vector math, docs/codegen.md), the exception type, what it printed, the state object, the
 module's globals, the inputs afterwards (in-place changes), the gradients, and the
 warnings. Values stay bounded (no overflow, no division by zero) so that NumPy's own
 floating-point warnings never enter the comparison.
@@ -45,12 +46,10 @@ import pyjit
 from pyjit.utils import counters
 
 SUITE_PROGRAMS = 60  # the budget the normal suite runs (every backend)
-# Programs that once differed (seed: what differed, and where it was fixed); each runs in
-# the suite under every backend.
-FOUND = {403: "inductor warned and ran a graph eagerly: a symbolic size the guards had pinned to a "
-              "number reached the glue code as an int (pyjit/codegen/wrapper.py)",
-         1268: "the callback failed (reported through sys.unraisablehook): a split inside a try body left "
-               "`v6.max` on the stack without returning `v6` from the graph (pyjit/frontend/resume.py)"}
+# What the fuzzer found became tests of the module it concerns (a seed names a program
+# only for one version of the generator): tests/codegen/test_wrapper.py (a symbolic size
+# the guards pinned to a number) and tests/frontend/test_resume.py (a method bound to a
+# computed array left below a split call).
 # The one warning left out of the comparison is the recompile limit's: a closure called
 # with a new `state.count` each time sees a new constant for its guards and reaches the
 # limit, which is the documented policy (docs/frontend.md), not a change in what runs.
@@ -92,6 +91,8 @@ class Program:
         self._emit(1, self._return(scope))
         header = ["import numpy as np", "import pyjit", "", "SCALE = 1.5", "TALLY = {'calls': 0}", "",
                   "def helper(a, b):", "    return np.tanh(a) * b + SCALE", ""]
+        if self.rng.random() < 0.3:
+            header += ["helper = pyjit.allow_in_graph(helper)", ""]
         return "\n".join(header + self.helpers + ["def f(x, y, state):"] + self.lines) + "\n"
 
     def _emit(self, indent: int, line: str) -> None:
@@ -114,7 +115,7 @@ class Program:
     def _statement(self, indent: int, scope: Scope, depth: int, loop: bool) -> None:
         choices = ["assign"] * 6 + ["update"] * 3 + ["print", "item", "graph_break", "effect", "effect", "global",
                                                      "closure", "helper", "copy", "method", "swap", "comprehension",
-                                                     "fstring", "nonlocal", "index", "dict_loop"]
+                                                     "fstring", "nonlocal", "index", "dict_loop", "draw"]
         if depth < 2:
             choices += ["if_data", "if_data", "if_shape", "for", "for_items", "while", "try", "try_numpy",
                         "reraise"]
@@ -230,6 +231,12 @@ class Program:
         self._emit(indent, f"{name} = {self.rng.choice(scope.arrays)}")
         self._emit(indent, f"for {key}, item in table.items():")
         self._emit(indent + 1, f"{name} = {name} + item")
+        scope.arrays.append(name)
+
+    def _draw(self, indent, scope, depth, loop):
+        name = self._name("v")
+        draw = self.rng.choice(["pyjit.randn(n, dtype=x.dtype)", "pyjit.rand(x.shape, dtype=np.dtype(x.dtype))"])
+        self._emit(indent, f"{name} = {self.expr(scope, 1)} + {draw}")
         scope.arrays.append(name)
 
     def _helper(self, indent, scope, depth, loop):
@@ -412,6 +419,7 @@ def run(fn, namespace: dict, program: Program, inputs, state: State) -> Outcome:
         with contextlib.redirect_stdout(printed), warnings.catch_warnings(record=True) as caught, \
                 np.errstate(all="ignore"):
             warnings.simplefilter("always")
+            pyjit.manual_seed(program.seed)  # random draws: the same stream for both runs
             try:
                 result = fn(x, y, state)
                 if program.tensors:
@@ -466,8 +474,9 @@ def snapshot(value, inputs=()):
 
 def same(a, b, rtol: float) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        # atol: a difference of a sum that cancels is the ULPs of its terms (values are O(1)).
         return (type(a) is type(b) and a.shape == b.shape
-                and bool(np.allclose(a, b, rtol=rtol, atol=rtol * 1e-3, equal_nan=True)))
+                and bool(np.allclose(a, b, rtol=rtol, atol=rtol / 10, equal_nan=True)))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(same(p, q, rtol) for p, q in zip(a, b))
     return type(a) is type(b) and a == b
@@ -541,12 +550,6 @@ def test_random_programs_agree_with_plain_python(clean):
     assert not mismatches, "\n\n".join(map(str, mismatches[:3]))
 
 
-@pytest.mark.parametrize("seed", sorted(FOUND))
-def test_programs_that_once_differed(clean, seed):
-    mismatches = check(seed, pyjit.list_backends(exclude_tags=None))
-    assert not mismatches, f"{FOUND[seed]}\n{mismatches[0]}"
-
-
 def test_the_programs_reach_what_they_are_meant_to():
     """The generator writes each feature the fuzzer promises within the suite's budget."""
     sources = "\n".join(Program(seed).source for seed in range(SUITE_PROGRAMS))
@@ -555,7 +558,7 @@ def test_the_programs_reach_what_they_are_meant_to():
                     "TALLY[", "def g", "helper(", "raise KeyError", "raise\n", "except ValueError",
                     "np.ones(n + 1)", "with pyjit.no_grad()", ".backward()", ".copy()", "break", "continue",
                     "return {", "state.scaled(", "nonlocal", "for a in", "lambda", "f'at", "'n={}'.format",
-                    "[::-1]", "table.items()"):
+                    "[::-1]", "table.items()", "pyjit.randn(", "pyjit.allow_in_graph"):
         assert feature in sources, feature
     assert any(Program(seed).tensors for seed in range(SUITE_PROGRAMS))
 
