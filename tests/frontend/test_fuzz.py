@@ -125,10 +125,14 @@ class Program:
             choices += ["no_grad"] + ([] if self.backward_done else ["backward"])
         getattr(self, "_" + self.rng.choice(choices))(indent, scope, depth, loop)
 
-    def _assign(self, indent, scope, depth, loop):
+    def _define(self, indent: int, scope: Scope, value: str) -> None:
+        """A new array variable set to `value`."""
         name = self._name("v")
-        self._emit(indent, f"{name} = {self.expr(scope, 2)}")
+        self._emit(indent, f"{name} = {value}")
         scope.arrays.append(name)
+
+    def _assign(self, indent, scope, depth, loop):
+        self._define(indent, scope, self.expr(scope, 2))
 
     def _update(self, indent, scope, depth, loop):
         name = self.rng.choice(scope.arrays)
@@ -151,10 +155,8 @@ class Program:
         self._emit(indent, "pyjit.graph_break()")
 
     def _copy(self, indent, scope, depth, loop):
-        name = self._name("v")
         source = self.rng.choice(scope.arrays)
-        self._emit(indent, f"{name} = {source}.copy()" if not self.tensors else f"{name} = {source} * 1.0")
-        scope.arrays.append(name)
+        self._define(indent, scope, f"{source}.copy()" if not self.tensors else f"{source} * 1.0")
 
     def _effect(self, indent, scope, depth, loop):
         value = self.expr(scope, 1)
@@ -164,10 +166,8 @@ class Program:
             "state.log.extend(acc)", "table.pop('t1', None)"]))
         self.fresh += 1
         if self.rng.random() < 0.3:
-            name = self._name("v")
-            self._emit(indent, f"{name} = acc[-1] + {self.rng.choice(scope.arrays)} if acc else "
-                               f"{self.rng.choice(scope.arrays)}")
-            scope.arrays.append(name)
+            self._define(indent, scope, f"acc[-1] + {self.rng.choice(scope.arrays)} if acc else "
+                                        f"{self.rng.choice(scope.arrays)}")
 
     def _global(self, indent, scope, depth, loop):
         self._emit(indent, self.rng.choice(["TALLY['calls'] += 1", f"TALLY['last'] = {self.expr(scope, 1)}"]))
@@ -178,14 +178,10 @@ class Program:
         if self.rng.random() < 0.5:
             self._emit(indent + 1, "state.count += 1")
         self._emit(indent + 1, f"return z * {self.constant()} + {captured}")
-        result = self._name("v")
-        self._emit(indent, f"{result} = {name}({self.expr(scope, 1)})")
-        scope.arrays.append(result)
+        self._define(indent, scope, f"{name}({self.expr(scope, 1)})")
 
     def _method(self, indent, scope, depth, loop):
-        name = self._name("v")
-        self._emit(indent, f"{name} = state.scaled({self.expr(scope, 1)}, by={self.constant()})")
-        scope.arrays.append(name)
+        self._define(indent, scope, f"state.scaled({self.expr(scope, 1)}, by={self.constant()})")
 
     def _swap(self, indent, scope, depth, loop):
         first, second = self._name("v"), self._name("v")
@@ -194,12 +190,10 @@ class Program:
         scope.arrays += [first, second]
 
     def _comprehension(self, indent, scope, depth, loop):
-        name = self._name("v")
         items = ", ".join(self.rng.sample(scope.arrays, min(len(scope.arrays), 3)))
         how = self.rng.choice(["sum([np.sin(a) for a in ({},)])", "np.stack([a * 2.0 for a in ({},)]).sum(axis=0)",
                                "max({},  key=lambda a: float(a.sum()))"])
-        self._emit(indent, f"{name} = {how.format(items)}")
-        scope.arrays.append(name)
+        self._define(indent, scope, how.format(items))
 
     def _fstring(self, indent, scope, depth, loop):
         value = self.rng.choice(scope.ints + [f"{self.rng.choice(scope.arrays)}.shape", "state.count"])
@@ -213,17 +207,14 @@ class Program:
         self._emit(indent + 1, f"nonlocal {counter}")
         self._emit(indent + 1, f"{counter} += 1")
         self._emit(indent + 1, f"return z - {counter}")
-        result = self._name("v")
-        self._emit(indent, f"{result} = {name}({name}({self.expr(scope, 1)}))")
+        self._define(indent, scope, f"{name}({name}({self.expr(scope, 1)}))")
         self._emit(indent, f"state.d['{counter}'] = {counter}")
-        scope.arrays.append(result)
 
     def _index(self, indent, scope, depth, loop):
-        name, source = self._name("v"), self.rng.choice(scope.arrays)
-        self._emit(indent, f"{name} = " + self.rng.choice([
+        source = self.rng.choice(scope.arrays)
+        self._define(indent, scope, self.rng.choice([
             f"{source}[::-1] + {source}", f"np.concatenate([{source}[1:], {source}[:1]])",
             f"{source}[0] * {source}", f"{source}[n // 2] + {source}"]))
-        scope.arrays.append(name)
 
     def _dict_loop(self, indent, scope, depth, loop):
         key, name = self._name("k"), self._name("v")
@@ -234,15 +225,11 @@ class Program:
         scope.arrays.append(name)
 
     def _draw(self, indent, scope, depth, loop):
-        name = self._name("v")
         draw = self.rng.choice(["pyjit.randn(n, dtype=x.dtype)", "pyjit.rand(x.shape, dtype=np.dtype(x.dtype))"])
-        self._emit(indent, f"{name} = {self.expr(scope, 1)} + {draw}")
-        scope.arrays.append(name)
+        self._define(indent, scope, f"{self.expr(scope, 1)} + {draw}")
 
     def _helper(self, indent, scope, depth, loop):
-        name = self._name("v")
-        self._emit(indent, f"{name} = helper({self.expr(scope, 1)}, {self.expr(scope, 1)})")
-        scope.arrays.append(name)
+        self._define(indent, scope, f"helper({self.expr(scope, 1)}, {self.expr(scope, 1)})")
 
     def _nested(self, indent, scope, depth, loop, size=None):
         inner = Scope(list(scope.arrays), list(scope.ints), list(scope.floats))
@@ -316,10 +303,8 @@ class Program:
         self._emit(indent + 1, "TALLY['finally'] = TALLY.get('finally', 0) + 1")
 
     def _no_grad(self, indent, scope, depth, loop):
-        name = self._name("v")
         self._emit(indent, "with pyjit.no_grad():")
-        self._emit(indent + 1, f"{name} = {self.expr(scope, 2)}")
-        scope.arrays.append(name)
+        self._define(indent + 1, scope, self.expr(scope, 2))
 
     def _backward(self, indent, scope, depth, loop):
         if depth > 0:  # one backward() per call: a loop would free the graph the next one needs
