@@ -280,3 +280,19 @@ def test_formatting_an_array_breaks_and_gives_pythons_text(jit):
     np.testing.assert_allclose(jit(shows)(np.zeros(3), got), shows(np.zeros(3), want))
     assert got == want
     assert any("formatting of an array needs its values" in reason for reason in counters["graph_break"])
+
+
+def test_an_array_method_that_is_not_captured_breaks_once_at_its_call(jit):
+    def uses_methods(x):
+        y = np.sin(x)
+        values = y.tolist()  # one break, at the call
+        copied, flat = y.copy(), y.flatten()  # captured: new arrays
+        return y.__class__ is np.ndarray, values, copied, flat, flat.base is None
+
+    x = np.linspace(0, 1, 4)
+    got, want = jit(uses_methods)(x), uses_methods(x)
+    assert got[0] is want[0] is True and got[1] == want[1] and got[4] is want[4] is True
+    assert same(got[2], want[2]) and same(got[3], want[3]) and got[2] is not got[3]
+    tolist = "ndarray.tolist() needs the array's values, which exist only when the graph runs"
+    assert counters["graph_break"][tolist] == 1 and not any("copy" in reason or "flatten" in reason
+                                                            for reason in counters["graph_break"])
