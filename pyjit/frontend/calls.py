@@ -394,31 +394,33 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
 _FORMATTING = frozenset({builtins.str, builtins.repr, builtins.ascii, builtins.format})
 _STR_METHODS = frozenset({"format", "join", "upper", "lower", "strip", "lstrip", "rstrip", "replace", "split",
                           "startswith", "endswith", "zfill", "ljust", "rjust", "center"})
-_CONVERSIONS = {0: None, 1: builtins.str, 2: builtins.repr, 3: builtins.ascii}  # FORMAT_VALUE's flag bits
+_FIELD_CONVERSIONS = {0: None, 1: builtins.str, 2: builtins.repr, 3: builtins.ascii}  # FORMAT_VALUE's flag bits
+# What formats without running user code: builtin scalars, NumPy's, and tuples/lists of them.
+_FORMATS_SAFELY = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic)
 
 
 def formatted(value: Value, spec: Value | None = None, conversion: int = 0) -> ConstantValue:
     """`format(conversion(value), spec)`, as an f-string's replacement field computes it
     (NOTE(string-formatting))."""
-    folded = _specialised(_formattable(value, "formatting"))
-    if _CONVERSIONS[conversion] is not None:
-        folded = _fold(_CONVERSIONS[conversion], folded)
+    folded = _formattable(value, "formatting")
+    if _FIELD_CONVERSIONS[conversion] is not None:
+        folded = _fold(_FIELD_CONVERSIONS[conversion], folded)
     return ConstantValue(_fold(format, folded, "" if spec is None else _formattable(spec, "formatting")))
 
 
 def _format_call(fn, args: list[Value], kwargs: dict[str, Value]) -> ConstantValue:
-    name = getattr(fn, "__name__", "str")
-    folded = [_specialised(_formattable(arg, f"{name}()")) for arg in args]
-    return ConstantValue(_fold(fn, *folded, **{key: _specialised(_formattable(value, f"{name}()"))
-                                              for key, value in kwargs.items()}))
+    what = f"{getattr(fn, '__name__', 'str')}()"
+    return ConstantValue(_fold(fn, *(_formattable(arg, what) for arg in args),
+                               **{key: _formattable(value, what) for key, value in kwargs.items()}))
 
 
 def _formattable(value: Value, what: str) -> Any:
+    """The Python value to format, its symbolic sizes specialised (NOTE(string-formatting))."""
     if any(isinstance(item, ArrayValue) for item in (value, *getattr(value, "items", ()))):
         raise Break("data_dependent", f"{what} of an array needs its values, which exist only when the graph runs",
                     hint="it runs in Python at a graph break")
     try:
-        return python_value(value)
+        return _specialised(python_value(value))
     except LookupError:
         raise Break("unsupported", f"{what} of a {type(getattr(value, 'value', value)).__name__} would run its "
                     "own code", hint="it runs in Python at a graph break") from None
@@ -427,7 +429,11 @@ def _formattable(value: Value, what: str) -> Any:
 def _specialised(value: Any) -> Any:
     if type(value) in (tuple, list):
         return type(value)(map(_specialised, value))
-    return int(value) if isinstance(value, SymInt) else value
+    if isinstance(value, SymInt):
+        return int(value)
+    if not isinstance(value, _FORMATS_SAFELY):
+        raise LookupError(type(value).__name__)
+    return value
 
 
 # -- iteration (NOTE(loop-unrolling) in opcodes.py) --------------------------------------------
