@@ -353,11 +353,17 @@ class Program:
 
     # -- inputs --------------------------------------------------------------------------------
     def calls(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Four calls' inputs: two of one size, then two others (NOTE(differential-fuzzer))."""
+        """Four calls' inputs: two of one size, then two others (NOTE(differential-fuzzer)).
+        The last may have the other float dtype (a dtype guard fails), and NumPy inputs
+        may be strided views (every other element of a buffer: another kernel layout)."""
         sizes = self.rng.sample(range(3, 9), 3)
+        dtypes = [self.dtype] * 3 + [self.rng.choice([self.dtype, "float32", "float64"])]
         data = np.random.default_rng(self.seed)
-        return [tuple(data.standard_normal(size).astype(self.dtype) for _ in range(2))
-                for size in (sizes[0], sizes[0], sizes[1], sizes[2])]
+        calls = [tuple(data.standard_normal(size).astype(dtype) for _ in range(2))
+                 for size, dtype in zip((sizes[0], sizes[0], sizes[1], sizes[2]), dtypes)]
+        if not self.tensors and self.rng.random() < 0.3:
+            calls[-1] = tuple(np.repeat(array, 2)[::2] for array in calls[-1])
+        return calls
 
 
 # -- running and comparing ---------------------------------------------------------------------
@@ -397,8 +403,8 @@ def run(fn, namespace: dict, program: Program, inputs, state: State) -> Outcome:
     """One call of `fn` on fresh copies of `inputs`, everything it changed snapshotted."""
     if program.tensors:
         x, y = (pyjit.tensor(array.copy(), requires_grad=True) for array in inputs)
-    else:
-        x, y = (array.copy() for array in inputs)
+    else:  # a strided view stays one, of a buffer of its own
+        x, y = (array.copy() if array.flags.c_contiguous else np.repeat(array, 2)[::2] for array in inputs)
     printed, error, trace, result, unraisable = io.StringIO(), None, "", None, []
     hook, sys.unraisablehook = sys.unraisablehook, lambda report: unraisable.append(_report(report))
     try:
@@ -546,7 +552,11 @@ def test_the_programs_reach_what_they_are_meant_to():
                     "return {", "state.scaled(", "nonlocal", "for a in", "lambda", "f'at", "'n={}'.format",
                     "[::-1]", "table.items()", "pyjit.randn(", "pyjit.allow_in_graph"):
         assert feature in sources, feature
-    assert any(Program(seed).tensors for seed in range(SUITE_PROGRAMS))
+    programs = [Program(seed) for seed in range(SUITE_PROGRAMS)]
+    assert any(program.tensors for program in programs)
+    last_calls = [program.calls()[-1][0] for program in programs]
+    assert any(not array.flags.c_contiguous for array in last_calls)  # strided views
+    assert any(array.dtype != program.dtype for array, program in zip(last_calls, programs))  # a dtype change
 
 
 def test_a_wrong_answer_is_seen():
