@@ -154,7 +154,7 @@ def all_engines() -> dict[str, Engine]:
     engines = [Engine("numpy", "numpy", _uncompiled), Engine("pyjit-tape", "tape", _uncompiled)]
     engines += [Engine(f"pyjit-{backend}", "pyjit", functools.partial(_pyjit_compile, backend, None),
                        disk_cache=backend == "inductor")
-                for backend in PYJIT_BACKENDS if backend in pyjit.list_backends()]
+                for backend in PYJIT_BACKENDS if backend in pyjit.list_backends(exclude_tags=None)]
     engines += [Engine(f"pyjit-inductor:{mode}", "mode", functools.partial(_pyjit_compile, "inductor", mode),
                        disk_cache=True) for mode in INDUCTOR_MODES]
     engines += [Engine("cupy", "gpu", _cupy_eager), Engine("pyjit-inductor@cuda", "gpu", _pyjit_cuda, disk_cache=True)]

@@ -75,6 +75,7 @@ def modes_and_backends():
     for mode in MODES:
         print(f"{mode}: {pyjit.list_mode_options(mode)}")
     print("backends:", pyjit.list_backends())
+    print("with the debugging ones:", pyjit.list_backends(exclude_tags=None))
 
 
 def explain_breaks():

@@ -1,17 +1,18 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
 from pyjit import _C, autograd, config, nn, optim, utils
-from pyjit.autograd import (Tensor, arange, as_tensor, enable_grad, from_numpy, make_fx, manual_seed, no_grad, ones,
-                            rand, randn, tensor, zeros)
+from pyjit.autograd import (Tensor, allclose, arange, as_tensor, enable_grad, from_numpy, make_fx, manual_seed, no_grad,
+                            ones, rand, randn, tensor, zeros)
 from pyjit import frontend as _frontend
 from pyjit.backends import DEFAULT_BACKEND, list_backends, lookup_backend, register_backend
-from pyjit.frontend import disable, graph_break
+from pyjit.frontend import allow_in_graph, disable, graph_break
 from pyjit.logs import set_logs
 
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "arange", "as_tensor", "autograd", "cache_entries", "compile", "config", "disable",
-           "enable_grad", "explain", "from_numpy", "graph_break", "list_backends", "list_mode_options", "make_fx",
+__all__ = ["Tensor", "allclose", "allow_in_graph", "arange", "as_tensor", "autograd", "cache_entries", "compile",
+           "config", "disable", "enable_grad", "explain", "from_numpy", "graph_break", "list_backends",
+           "list_mode_options", "make_fx",
            "manual_seed", "nn", "no_grad", "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset",
            "set_logs", "tensor", "utils", "zeros"]
 
@@ -73,20 +74,29 @@ def optimize(backend=DEFAULT_BACKEND, *, nopython=False, dynamic=None):
 def explain(fn):
     """`pyjit.explain(fn)(*args, **kwargs)` runs `fn` once under capture with the `eager`
     backend and returns an ExplainOutput: its graphs, graph breaks and their reasons, op
-    counts, guards and compile times. It forgets every compiled entry before and after."""
+    counts, guards and compile times; `str()` of it reads as torch's. The function's own
+    compiled entries stay as they are (NOTE(explain))."""
     return _frontend.explain(fn, compiler=lookup_backend("eager"))
 
 
 def _compiler(backend, mode, options):
+    """The backend's compiler function with `mode` and `options` bound where it takes them.
+    Options a backend does not take raise at once (torch.compile does the same for
+    inductor's unknown options); a mode a backend does not take is accepted, as every
+    backend compiles for "default"."""
     import functools
     import inspect
 
     compiler = lookup_backend(backend)
-    given = {name: value for name, value in (("mode", mode), ("options", options)) if value is not None}
-    if given:
-        try:
-            parameters = inspect.signature(compiler).parameters
-        except (TypeError, ValueError):
-            parameters = {}
-        given = {name: value for name, value in given.items() if name in parameters}
+    try:
+        parameters = inspect.signature(compiler).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    takes_any = any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values())
+    if options and "options" not in parameters and not takes_any:
+        name = backend if isinstance(backend, str) else getattr(backend, "__name__", "the backend")
+        raise RuntimeError(f"Unexpected optimization option {sorted(options)[0]!r}: backend {name!r} takes no "
+                           f"options")
+    given = {name: value for name, value in (("mode", mode), ("options", options))
+             if value is not None and (name in parameters or takes_any)}
     return functools.partial(compiler, **given) if given else compiler

@@ -22,13 +22,19 @@ recompile_limit = 8
 new variants run eagerly, with a warning saying why."""
 
 verbose = False
-"""Print full stack traces for warnings and errors raised inside the compiler."""
+"""Put pyjit's own traceback in the errors it raises for the user: where the interpreter
+stopped (`fullgraph=True`'s Unsupported) and what the backend raised
+(BackendCompilerFailed). NOTE(verbose) in pyjit/frontend/convert.py."""
 
 verify_correctness = False
-"""Run every compiled graph eagerly too and compare the results (slow; for debugging)."""
+"""Run every graph compiled while it is on eagerly too, on each call, and raise
+pyjit.exc.AccuracyError where the results differ (slow; for debugging).
+NOTE(verify-correctness) in pyjit/frontend/verify.py."""
 
 assume_static_by_default = True
-"""Compile for the sizes first seen; a size becomes symbolic only after it changes."""
+"""Compile for the sizes first seen; a size becomes symbolic only after it changes. False:
+every size of 2 or more is symbolic from the first compile (as `dynamic=True`), except
+where the code needs its sizes as numbers (NOTE(static-retry))."""
 
 automatic_dynamic_shapes = True
 """When a size guard fails, recompile with that size symbolic (`s0`) rather than for the

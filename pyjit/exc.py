@@ -26,3 +26,8 @@ class BackendCompilerFailed(PyjitError):
 class DataDependentError(PyjitError):
     """make_fx without data (tracing_mode "fake" or "symbolic") met a Python decision on
     a traced value (`bool()`, `.item()`, ...); the message names the user's file:line."""
+
+
+class AccuracyError(PyjitError):
+    """`config.verify_correctness` found a compiled graph whose results differ from
+    running the same graph eagerly; the message names the graph and the first difference."""

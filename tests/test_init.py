@@ -97,3 +97,20 @@ def test_an_unknown_mode_is_refused_when_compiling():
     with pytest.raises(RuntimeError, match="Unrecognized mode='fastest'"):
         pyjit.compile(lambda x: x, mode="fastest")
     assert pyjit.list_mode_options("reduce-overhead") == {"cuda_graphs": True}
+
+
+def test_options_a_backend_does_not_take_are_refused_when_compiling():
+    with pytest.raises(RuntimeError, match="Unexpected optimization option 'bogus'.*'eager' takes no options"):
+        pyjit.compile(double, backend="eager", options={"bogus": 1})
+    with pytest.raises(RuntimeError, match="takes no options"):
+        pyjit.compile(double, backend=lambda graph_module, example_inputs: graph_module, options={"x": 1})
+    seen = []
+
+    def with_options(graph_module, example_inputs, options=None):
+        seen.append(options)
+        return graph_module
+
+    assert pyjit.compile(double, backend=with_options, options={"x": 1})(np.ones(2)).tolist() == [2, 2]
+    assert seen == [{"x": 1}]
+    assert pyjit.compile(double, backend="eager", options={})(np.ones(2)).tolist() == [2, 2]
+    pyjit.reset()

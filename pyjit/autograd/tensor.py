@@ -41,6 +41,9 @@ DEFAULT_FLOAT = np.dtype(np.float32)  # what Python floats become, as in PyTorch
 DEFAULT_COMPLEX = np.dtype(np.complex64)
 _PYTHON_SCALARS = (bool, int, float, complex)
 _METADATA_FUNCTIONS = {"shape": np.shape, "ndim": np.ndim, "size": np.size, "result_type": np.result_type}
+# NumPy functions that compare values and answer a Python bool: computed on the arrays,
+# as there is no result to record on the tape (np.allclose(t, expected) in tests).
+_COMPARISON_FUNCTIONS = frozenset({"allclose", "array_equal", "array_equiv"})
 
 
 def as_array(data, dtype=None, device=None, copy: bool = False):
@@ -364,6 +367,8 @@ class Tensor(TensorMethods):
         name = func.__name__
         if name in _METADATA_FUNCTIONS:
             return _METADATA_FUNCTIONS[name](*_unwrapped(args), **kwargs)
+        if name in _COMPARISON_FUNCTIONS:
+            return bool(func(*_unwrapped(args), **kwargs))
         return numpy_entry(name)(*args, **kwargs)
 
     def __pyjit_dispatch__(self, op, args, kwargs):
@@ -593,6 +598,12 @@ def _boolean_operand(value, symbol: str):
         raise TypeError(f"'{symbol}' on pyjit tensors is logical and takes booleans (bitwise operations on integers "
                         f"are not in the op registry)")
     return value
+
+
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether `input` and `other` (tensors or arrays) are equal within `atol + rtol * |other|`
+    elementwise, as torch.allclose and np.allclose; no gradient is recorded."""
+    return bool(np.allclose(*_unwrapped((input, other)), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def _unwrapped(values) -> list:

@@ -85,14 +85,18 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
     autotune = bool(chosen.get("autotune"))
     examples = list(example_inputs or ())
-    if not any(isinstance(example, Tensor) for example in examples):
+    output = graph_module.graph.output_node.args[0]
+    outputs = [output] if isinstance(output, Node) else list(output)
+    if not any(isinstance(example, Tensor) for example in examples) and not any(
+            tensor_outputs(graph_module.graph, examples, outputs)):
         compiled = compile_graphs([(graph_module, examples)], autotune=autotune)[0]
         if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
                 and not cuda_graphs.is_dynamic(graph_module)):
             return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
         return compiled
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
-    inference = _Lazy(lambda: _on_tensors(graph_module, compile_graphs([(graph_module, arrays)], autotune=autotune)[0], examples))
+    inference = _Lazy(lambda: _on_tensors(
+        graph_module, compile_graphs([(graph_module, arrays)], autotune=autotune)[0], examples))
     return aot_function(graph_module, examples, fw_compiler=_on_arrays, bw_compiler=_on_arrays, inference=inference,
                         partitioner=config.aot_partitioner or "min_cut", memory_budget=config.aot_memory_budget)
 
@@ -121,8 +125,8 @@ def _on_tensors(graph_module, compiled, examples: list):
     (grad mode off, or no input requires grad) runs its kernels on the tensors' arrays:
     the tape would record nothing, so the result is the same Tensors holding the
     kernels' arrays. An output is a Tensor when it depends on a Tensor input, as the ops
-    would make it. With gradients, AOTAutograd runs compiled forward and backward graphs
-    (NOTE(aot-runtime))."""
+    would make it, and so is one that depends on a random draw. With gradients,
+    AOTAutograd runs compiled forward and backward graphs (NOTE(aot-runtime))."""
     if compiled is graph_module:
         return graph_module
     output = graph_module.graph.output_node.args[0]

@@ -230,7 +230,7 @@ class _Glue:
         return freed
 
     def _shape(self, shape: tuple) -> str:
-        items = [canonical(size).python() if isinstance(size, SymInt) else str(size) for size in shape]
+        items = [_size_text(size) for size in shape]
         return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
     def _argument(self, value) -> str:
@@ -243,7 +243,7 @@ class _Glue:
                 return f"{name}[()]"  # the NumPy scalar eager execution would hold
             return name
         if isinstance(value, SymInt):
-            return f"({canonical(value).python()})"
+            return f"({_size_text(value)})"
         if type(value) in (tuple, list):
             inner = ", ".join(self._argument(item) for item in value)
             return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
@@ -261,6 +261,13 @@ class _Glue:
             return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
         return self._argument(value)
 
+
+
+def _size_text(size) -> str:
+    """A size as Python text, canonical: a symbol the guards pinned to a number (`s0 == 8`
+    learnt from a broadcast) canonicalizes to the plain int."""
+    size = canonical(size)
+    return size.python() if isinstance(size, SymInt) else str(size)
 
 def scalar_values(graph) -> set[Node]:
     """The 0-d values of `graph` that eager execution holds as NumPy scalars rather than

@@ -2,6 +2,7 @@
 built on them, and the symbolic interpreter that turns Python frames into graphs,
 guards and resume functions."""
 
+from .allowed import allow_in_graph
 from .breaks import BreakReason
 from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
 from .convert import reset
@@ -11,7 +12,7 @@ from .guards import ArrayGuard, DimChange, GuardSet, changed_dims
 from .sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource, ItemSource,
                       KwDefaultSource, LocalSource, Source)
 
-__all__ = ["ArrayGuard", "AttrSource", "BreakReason", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource",
+__all__ = ["ArrayGuard", "allow_in_graph", "AttrSource", "BreakReason", "BuiltinSource", "Bytecode", "ClosureSource", "DefaultSource",
            "DimChange", "ExceptHandler", "ExplainOutput", "FreeVar", "GlobalSource", "GuardSet", "Instr",
            "ItemSource", "KwDefaultSource", "Label", "LocalSource", "Source", "assemble", "changed_dims", "compile",
            "decode", "disable", "explain", "graph_break", "optimize", "reset"]

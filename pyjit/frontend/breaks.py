@@ -54,6 +54,8 @@ class Break(Exception):
     """Raised inside the interpreter to stop at a break; carries the record. Never
     leaves the frontend: the callback turns it into a skip or an Unsupported error."""
 
+    internal = ""  # pyjit's own traceback where it was raised, kept with config.verbose (NOTE(verbose))
+
     def __init__(self, kind: str, explanation: str, hint: str = "", where: SourceLoc | None = None):
         super().__init__(explanation)
         self.kind, self.explanation, self.hint, self.where = kind, explanation, hint, where

@@ -26,10 +26,11 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
-from ..graph import Node, TensorMeta
+from ..graph import Node, SymInt, TensorMeta
 from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
+from .allowed import graph_op, makes_tensors
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -44,6 +45,11 @@ ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape",
                           if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
 # Tensor methods that update in place, as their operators (NOTE(functionalisation) in functionalise.py).
 _INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+# ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
+# call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
+_COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
+# Methods whose answer is the array's values as Python objects: data-dependent breaks.
+_VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
 TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
 # ndarray attributes read from the meta, which the array guard covers.
@@ -72,6 +78,8 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
         if source is None:
             raise Break("unsupported", f"attribute {name!r} of a class that has no source to guard it by")
         return tracer.wrap(_class_attribute(obj.value, name), source)
+    if isinstance(obj, ConstantValue) and type(obj.value) is str and name in _STR_METHODS:
+        return CallableValue("builtin", getattr(obj.value, name))  # folded when called (NOTE(string-formatting))
     if isinstance(obj, ConstantValue) and not callable(getattr(type(obj.value), name, None)):
         found = _fold(getattr, obj.value, name)
         if source is not None:  # re-read when used: `s.start` of a slice may be a list
@@ -95,8 +103,9 @@ def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
         return tracer.call_op(REGISTRY["transpose"], (obj,), {})
     if obj.tensor:
         return _tensor_attr(tracer, obj, name)
-    if name in ARRAY_METHODS:
-        return CallableValue("method", name, self=obj)
+    if name in ARRAY_METHODS or name in _COPYING_METHODS or (not name.startswith("_")
+                                                              and callable(getattr(np.ndarray, name, None))):
+        return CallableValue("method", name, self=obj)  # NOTE(method-breaks)
     raise Break("unsupported", f"ndarray attribute {name!r} is not modelled")
 
 
@@ -109,9 +118,20 @@ def _tensor_attr(tracer, tensor: ArrayValue, name: str) -> Value:
     if name == "requires_grad" and tensor.source is not None:
         example = next(example for source, example, _ in tracer.root.inputs if source == tensor.source)
         return ConstantValue(example.requires_grad)  # the tensor guard checks it
-    if name in TENSOR_METHODS:
-        return CallableValue("method", name, self=tensor)
+    if name in TENSOR_METHODS or (not name.startswith("_") and callable(getattr(Tensor, name, None))):
+        return CallableValue("method", name, self=tensor)  # NOTE(method-breaks)
     raise Break("unsupported", f"Tensor.{name} is not captured", hint="it runs in Python at a graph break")
+
+
+def _method_break(kind: str, name: str) -> Break:
+    """NOTE(method-breaks): an array's method that is not captured (`y.item`,
+    `loss.backward`) loads as a method value and the break is its call, where the
+    transformed code runs the load and the call together in Python: one user call is
+    one break (explain's count), not a break at the load and another at the call."""
+    if name in _VALUE_METHODS:
+        return Break("data_dependent", f"{kind}.{name}() needs the array's values, which exist only when the "
+                     "graph runs", hint="it runs in Python at a graph break")
+    return Break("unsupported", f"{kind}.{name}() is not captured", hint="it runs in Python at a graph break")
 
 
 def _object_attr(tracer, obj: ObjectValue, name: str, source) -> Value:
@@ -194,6 +214,14 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
+    allowed = graph_op(fn.value) if isinstance(fn, ObjectValue) else None
+    if allowed is not None:  # NOTE(allow-in-graph)
+        if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):
+            raise Break("unsupported", f"{allowed.name} (allowed in the graph) is called on a pyjit.Tensor, whose "
+                        "gradient the graph would not record", hint="it runs in Python at a graph break")
+        result = tracer.call_op(allowed, tuple(args), kwargs)
+        result.tensor = result.tensor or makes_tensors(allowed)
+        return result
     from .inline import call_user
 
     inlined = call_user(tracer, fn, args, kwargs)
@@ -285,6 +313,8 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
         other = args[0] if _is_none(alpha) or (isinstance(alpha, ConstantValue) and alpha.value == 1) \
             else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
         return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
+    if name not in TENSOR_METHODS:
+        raise _method_break("Tensor", name)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
@@ -308,6 +338,14 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
 
 
 def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if name in _COPYING_METHODS and not args and not kwargs:
+        if name != "copy":
+            array = tracer.call_op(REGISTRY["reshape"], (array, ConstantValue(-1)), {})
+        if name == "ravel":
+            return array
+        return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
+    if name not in ARRAY_METHODS:
+        raise _method_break("ndarray", name)
     entry = REGISTRY[FORWARDED.get(name, name)]
     if name in ("reshape", "transpose"):
         if kwargs:
@@ -344,6 +382,8 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
         return made
     if fn in _ITERATOR_BUILTINS:
         return _iterator_builtin(tracer, fn, args, kwargs)
+    if fn in _FORMATTING or type(getattr(fn, "__self__", None)) is str:
+        return _format_call(fn, args, kwargs)
     if fn is builtins.sum and len(args) == 1 and set(kwargs) <= {"start"} \
             and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue)):
         return _sum(tracer, consume(iterate(tracer, args[0])), kwargs.get("start", ConstantValue(0)))
@@ -358,6 +398,59 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     if not all(map(is_constant, (*args, *kwargs.values()))):
         raise Break("unsupported", f"{fn.__name__}() of a value that is not a constant")
     return ConstantValue(_fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
+
+
+# -- strings ------------------------------------------------------------------------------------
+# NOTE(string-formatting): f-strings (FORMAT_VALUE, 3.13's CONVERT_VALUE and FORMAT_*,
+# BUILD_STRING), str(), repr(), format() and the methods of a constant string
+# (`"n={}".format(n)`) are folded at trace time when what they format is constant (a
+# value guarded by value, a size, a string): the result is a constant of the graph's
+# code. A symbolic size is specialised first (`int()`, which guards that size), since its
+# text is its value. Formatting an array needs its values (a data-dependent break); any
+# other object would run its own `__format__`, so that is a break too.
+_FORMATTING = frozenset({builtins.str, builtins.repr, builtins.ascii, builtins.format})
+_STR_METHODS = frozenset({"format", "join", "upper", "lower", "strip", "lstrip", "rstrip", "replace", "split",
+                          "startswith", "endswith", "zfill", "ljust", "rjust", "center"})
+_FIELD_CONVERSIONS = {0: None, 1: builtins.str, 2: builtins.repr, 3: builtins.ascii}  # FORMAT_VALUE's flag bits
+# What formats without running user code: builtin scalars, NumPy's, and tuples/lists of them.
+_FORMATS_SAFELY = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic)
+
+
+def formatted(value: Value, spec: Value | None = None, conversion: int = 0) -> ConstantValue:
+    """`format(conversion(value), spec)`, as an f-string's replacement field computes it
+    (NOTE(string-formatting))."""
+    folded = _formattable(value, "formatting")
+    if _FIELD_CONVERSIONS[conversion] is not None:
+        folded = _fold(_FIELD_CONVERSIONS[conversion], folded)
+    return ConstantValue(_fold(format, folded, "" if spec is None else _formattable(spec, "formatting")))
+
+
+def _format_call(fn, args: list[Value], kwargs: dict[str, Value]) -> ConstantValue:
+    what = f"{getattr(fn, '__name__', 'str')}()"
+    return ConstantValue(_fold(fn, *(_formattable(arg, what) for arg in args),
+                               **{key: _formattable(value, what) for key, value in kwargs.items()}))
+
+
+def _formattable(value: Value, what: str) -> Any:
+    """The Python value to format, its symbolic sizes specialised (NOTE(string-formatting))."""
+    if any(isinstance(item, ArrayValue) for item in (value, *getattr(value, "items", ()))):
+        raise Break("data_dependent", f"{what} of an array needs its values, which exist only when the graph runs",
+                    hint="it runs in Python at a graph break")
+    try:
+        return _specialised(python_value(value))
+    except LookupError:
+        raise Break("unsupported", f"{what} of a {type(getattr(value, 'value', value)).__name__} would run its "
+                    "own code", hint="it runs in Python at a graph break") from None
+
+
+def _specialised(value: Any) -> Any:
+    if type(value) in (tuple, list):
+        return type(value)(map(_specialised, value))
+    if isinstance(value, SymInt):
+        return int(value)
+    if not isinstance(value, _FORMATS_SAFELY):
+        raise LookupError(type(value).__name__)
+    return value
 
 
 # -- iteration (NOTE(loop-unrolling) in opcodes.py) --------------------------------------------

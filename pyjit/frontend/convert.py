@@ -57,6 +57,7 @@ from .interpreter import Tracer
 from .output import Output, build, disassembly, prologue
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break
+from .verify import verified
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}
@@ -137,9 +138,12 @@ class Converter:
                 return None
         started = time.perf_counter()
         dynamic_dims = frozenset(() if state.static_only else state.dynamic_dims)
-        tracer, output, stop = self._capture(frame, dynamic_dims)
-        if stop is not None and dynamic_dims and self.dynamic is None:
-            static = self._capture(frame, frozenset())
+        # config.assume_static_by_default False: every size symbolic from the first trace,
+        # as dynamic=True, but with the static retry below.
+        all_dynamic = self.dynamic is None and not config.assume_static_by_default and not state.static_only
+        tracer, output, stop = self._capture(frame, dynamic_dims, True if all_dynamic else self.dynamic)
+        if stop is not None and (dynamic_dims or all_dynamic) and self.dynamic is None:
+            static = self._capture(frame, frozenset(), None)
             if static[2] is None or (output is None and static[1] is not None) \
                     or (static[0].index, static[2].explanation) != (tracer.index, stop.explanation):
                 # NOTE(static-retry): something the code does needs its sizes as Python
@@ -154,7 +158,7 @@ class Converter:
             if not (output is None and repeats_a_break(tracer)):  # logged and counted once
                 self._log_break(code, reason, tracer)
             if output is None:
-                return self._on_break(frame, tracer, reason, entries)
+                return self._on_break(frame, tracer, reason, entries, stop.internal)
         elif output is None:
             return self._no_capture(frame, tracer)
         if output.graph_module is not None:
@@ -172,13 +176,15 @@ class Converter:
                 self.observer.on_graph(output.graph_module, program, time.perf_counter() - started)
         return program, output.code
 
-    def _capture(self, frame, dynamic_dims):
+    def _capture(self, frame, dynamic_dims, dynamic):
         """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
         break that cannot be resumed gives no output and `tracer.unresumable` says why."""
-        tracer = Tracer(frame, dynamic_dims, self.dynamic)
+        tracer = Tracer(frame, dynamic_dims, dynamic)
         try:
             tracer.run()
         except Break as stop:
+            if config.verbose:  # where in the interpreter it stopped, for fullgraph errors
+                stop.internal = "".join(traceback.format_tb(stop.__traceback__))
             # A Break is kept as a record; its traceback would hold this frame, and so the
             # FrameInfo and the user's arguments, in a cycle until the next collection.
             stop = stop.with_traceback(None)
@@ -205,9 +211,10 @@ class Converter:
     def _compile_graph(self, graph_module, example_inputs):
         try:
             with trace.stage("backend", backend=_compiler_name(self.compiler)):
-                return self.compiler(graph_module, example_inputs)
+                compiled = self.compiler(graph_module, example_inputs)
         except Exception as error:
             raise _CompilerFailed from error
+        return verified(compiled, graph_module) if config.verify_correctness else compiled
 
     def _failing(self, tracer: Tracer, error: Exception) -> Output:
         """NOTE(backend-errors): a backend that raises is the user's to see, as with
@@ -218,6 +225,7 @@ class Converter:
         instr = tracer.first_op_instr or tracer.instr
         where = f"{tracer.code.co_filename}:{instr.loc.lineno}" if instr is not None and instr.loc else "?"
         message = f"backend {name!r} raised {type(error).__name__}: {error}\n  while compiling the graph at {where}"
+        message += _internal(traceback.format_exception(error))
         trace.emit("failure", kind="backend_error", where=where, message=message)
         return Output(_raising_code(tracer, BackendCompilerFailed, message, instr, cause=error.with_traceback(None)),
                       None)
@@ -279,13 +287,13 @@ class Converter:
                    where=str(reason.where) if reason.where else None,
                    line=reason.where.line() if reason.where else "")
 
-    def _on_break(self, frame, tracer: Tracer, reason: BreakReason, entries):
+    def _on_break(self, frame, tracer: Tracer, reason: BreakReason, entries, internal: str):
         if reason.kind == "user_error":
             return None
         if self.fullgraph:
-            trace.emit("failure", kind="fullgraph", where=str(reason.where) if reason.where else None,
-                       message=str(reason))
-            return tracer.guards.compile(frame), _raising_code(tracer, Unsupported, str(reason), tracer.instr)
+            message = str(reason) + _internal(internal)
+            trace.emit("failure", kind="fullgraph", where=str(reason.where) if reason.where else None, message=message)
+            return tracer.guards.compile(frame), _raising_code(tracer, Unsupported, message, tracer.instr)
         return None if entries else _C.SKIP
 
 
@@ -306,6 +314,14 @@ def _trace_frame(code) -> None:
              for entry in traceback.extract_stack() if not entry.filename.startswith(_PYJIT_DIR)]
     stack.append({"file": code.co_filename, "line": code.co_firstlineno, "name": code.co_qualname, "text": ""})
     trace.emit("frame", name=code.co_qualname, file=code.co_filename, line=code.co_firstlineno, stack=stack)
+
+
+def _internal(frames) -> str:
+    """NOTE(verbose): pyjit's own traceback for an error it raises (where the interpreter
+    stopped, what the backend raised) with `config.verbose`; without it, how to get it."""
+    if not config.verbose:
+        return "\n  (set pyjit.config.verbose = True for pyjit's internal traceback)"
+    return "\n\npyjit's internal traceback (pyjit.config.verbose):\n" + "".join(frames)
 
 
 class _CompilerFailed(Exception):

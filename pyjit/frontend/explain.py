@@ -1,21 +1,27 @@
 """`explain(fn)(*args, **kwargs)`: run a function under capture and report its graphs,
 graph breaks and guards.
 
-NOTE(explain): explain forgets every compiled entry before and after its run (as
-torch._dynamo.explain does): an entry cached earlier would hide the graphs it stands
-for, and the entries explain makes with its own compiler must not serve later calls.
-Records are taken as the callback answers each frame, resume functions and frames the
-call starts included, so a function with one resumed break reports two graphs.
+NOTE(explain): explain captures a fresh copy of the function's code (same bytecode,
+globals, closure and defaults), with a compiler object of its own: the function's own
+cache entries neither hide the graphs explain reports (entries live on the code object)
+nor are touched, so a compiled function keeps serving from them after `explain`, and
+the copy's entries go with the copy. Entries that hold a graph serve only the compiler
+that made them (NOTE(compiler-guard)), so frames the call starts are captured again
+for explain too. Records are taken as the callback answers each frame, resume
+functions and frames the call starts included, so a function with one resumed break
+reports two graphs.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
 from typing import Callable
 
 from .. import _C
 from .breaks import BreakReason
-from .convert import Converter, reset
+from .convert import Converter
 
 
 @dataclasses.dataclass
@@ -46,14 +52,21 @@ class ExplainOutput:
         return sum(map(len, self.ops_per_graph))
 
     def __str__(self) -> str:
-        lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}",
-                 f"Op count: {self.op_count}"]
+        """As torch._dynamo.explain's text: the counts, each break's reason and user
+        line, each graph's ops and compile time."""
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}"]
         if self.break_reasons:
-            lines.append("Break reasons:")
-            lines += [f"  {number}. " + str(reason).replace("\n", "\n     ")
-                      for number, reason in enumerate(self.break_reasons, 1)]
+            lines.append("Break Reasons:")
+        for number, reason in enumerate(self.break_reasons, 1):
+            lines += [f"  Break Reason {number}:", f"    Reason: {reason.explanation}"]
+            if reason.where is not None:
+                lines.append("    User Stack: " + reason.where.describe().replace("\n", "\n  "))
+            if reason.hint:
+                lines.append(f"    Hint: {reason.hint}")
+        lines.append("Ops per Graph:")
         for number, (ops, seconds) in enumerate(zip(self.ops_per_graph, self.compile_times), 1):
-            lines.append(f"Graph {number} ({seconds * 1000:.1f} ms): {', '.join(ops) or 'no ops'}")
+            lines.append(f"  Graph {number} ({seconds * 1000:.1f} ms): {', '.join(ops) or 'no ops'}")
         return "\n".join(lines)
 
     # -- the callback's observer (Converter(observer=...)) --------------------------------------
@@ -79,14 +92,19 @@ def explain(fn: Callable, *, compiler: Callable) -> Callable[..., ExplainOutput]
 
     def run(*args, **kwargs) -> ExplainOutput:
         output = ExplainOutput()
-        converter = Converter(compiler, top_code=code, observer=output)
-        _C.reset()
-        reset()
-        try:
-            _C.CompiledFunction(fn, converter)(*args, **kwargs)
-        finally:
-            _C.reset()
-            reset()
+        copy = _fresh_copy(fn)
+        # A compiler of its own (NOTE(explain)): the partial is a new object per call.
+        converter = Converter(functools.partial(compiler), top_code=copy.__code__, observer=output)
+        _C.CompiledFunction(copy, converter)(*args, **kwargs)
         return output
 
     return run
+
+
+def _fresh_copy(fn: Callable) -> Callable:
+    """`fn` with a code object of its own (NOTE(explain)); a bound method stays bound."""
+    function = getattr(fn, "__func__", fn)
+    copy = types.FunctionType(function.__code__.replace(), function.__globals__, function.__name__,
+                              function.__defaults__, function.__closure__)
+    copy.__kwdefaults__, copy.__qualname__ = function.__kwdefaults__, function.__qualname__
+    return types.MethodType(copy, fn.__self__) if function is not fn else copy

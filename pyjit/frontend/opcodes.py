@@ -23,7 +23,7 @@ from typing import Callable
 from ..ops import REGISTRY
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, compare_op
-from .calls import binary, call, consume, inplace_binary, iterate, load_attr, store_array_item, subscript
+from .calls import binary, call, consume, formatted, inplace_binary, iterate, load_attr, store_array_item, subscript
 from .side_effects import build_dict, build_set
 from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
                      python_value)
@@ -585,10 +585,38 @@ def _end_for(tracer, instr):
     tracer.pop()
 
 
+# -- f-strings (NOTE(string-formatting) in calls.py) --------------------------------------------
+@handler("FORMAT_VALUE", until=(3, 12))
+def _format_value(tracer, instr):
+    spec = tracer.pop() if instr.arg & 0x04 else None
+    tracer.push(formatted(tracer.pop(), spec, instr.arg & 0x03))
+
+
+@handler("CONVERT_VALUE", since=(3, 13))
+def _convert_value(tracer, instr):
+    tracer.push(formatted(tracer.pop(), None, instr.arg))
+
+
+@handler("FORMAT_SIMPLE", since=(3, 13))
+def _format_simple(tracer, instr):
+    tracer.push(formatted(tracer.pop()))
+
+
+@handler("FORMAT_WITH_SPEC", since=(3, 13))
+def _format_with_spec(tracer, instr):
+    spec = tracer.pop()
+    tracer.push(formatted(tracer.pop(), spec))
+
+
+@handler("BUILD_STRING")
+def _build_string(tracer, instr):
+    tracer.push(ConstantValue("".join(python_value(part) for part in tracer.popn(instr.arg))))
+
+
 # -- everything else (NOTE(opcode-table)) -------------------------------------------------------
 _PATTERNS = "a match statement is not captured"
 _MUTATION = "a store into a closure variable, or a del statement, is not captured"
-_CONTAINERS = "string formatting (an f-string) is not captured yet"
+_CONTAINERS = "exception groups and type parameters are not captured"
 _FUNCTIONS = ("defining a function, an import, super(), a failing assert or a call with * or ** unpacking is not "
               "captured yet")
 _EXCEPTIONS = "raising or catching an exception is not captured"
@@ -598,9 +626,7 @@ _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
         "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
-    ("break", _CONTAINERS): (
-        "BUILD_STRING", "FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
-        "CONVERT_VALUE", "CALL_INTRINSIC_2"),
+    ("break", _CONTAINERS): ("CALL_INTRINSIC_2",),
     ("break", _FUNCTIONS): (
         "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX",
         "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),

@@ -119,7 +119,10 @@ def build_break(tracer, compiler: Callable) -> Output:
                   if isinstance(value, CallableValue) and value.kind == "container_method"]
     _refuse_shared_lists([*values, *operands, *containers, *effects.values()])
     loc = instr.loc
-    bound_to = [value.self for value in operands if isinstance(value, CallableValue) and value.self is not None]
+    # A method bound to a computed array is rebuilt from it (`_push`), whether it is an
+    # operand or left below a split call (`y.max()` inside a try body).
+    bound_to = [value.self for value in (*values, *operands)
+                if isinstance(value, CallableValue) and value.self is not None]
     body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to, *effects.values()])
     handler = tracer.graph_handler  # NOTE(grad-mode-with)
     body = _under(handler, tracer.graph_handler_stack, body, loc, tracer.code)

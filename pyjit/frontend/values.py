@@ -190,7 +190,10 @@ SUPPORTED_BUILTINS = frozenset({builtins.len, builtins.isinstance, builtins.abs,
                                 builtins.int, builtins.float, builtins.bool, builtins.tuple, builtins.list,
                                 builtins.range, builtins.slice, builtins.enumerate, builtins.zip,
                                 builtins.reversed, builtins.iter, builtins.next, builtins.sum, builtins.getattr,
-                                builtins.set, builtins.frozenset})
+                                builtins.set, builtins.frozenset, builtins.str, builtins.repr, builtins.ascii,
+                                builtins.format,
+                                # dtype questions, folded on constants (`np.dtype(x.dtype).kind`)
+                                np.dtype, np.finfo, np.iinfo})
 
 
 def _numpy_functions() -> dict[int, Any]:

@@ -376,3 +376,17 @@ def test_format_pickle_and_comparison_with_none():
     assert (loss == None) is False and (loss != None) is True  # noqa: E711
     with pytest.raises(TypeError):
         loss + None
+
+
+def test_allclose_and_assert_allclose_take_tensors():
+    t = pyjit.tensor(np.array([1.0, 2.0, np.nan]), requires_grad=True)
+    near, far = np.array([1.0, 2.0 + 1e-9, np.nan]), np.array([1.0, 2.5, np.nan])
+    assert np.allclose(t, near, equal_nan=True) is True and np.allclose(t, far, equal_nan=True) is False
+    assert np.allclose(t, pyjit.tensor(near), equal_nan=True) and not np.allclose(t, near)  # NaN != NaN by default
+    assert np.array_equal(t, t, equal_nan=True) and not np.array_equal(t, far)
+    assert pyjit.allclose(t, near, equal_nan=True) is True and pyjit.allclose(t, far, equal_nan=True) is False
+    assert pyjit.allclose(pyjit.tensor([1.0]), pyjit.tensor([1.1]), rtol=0.2)
+    np.testing.assert_allclose(t, near, equal_nan=True)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(t, far)
+    assert t.grad_fn is None and t.grad is None  # nothing was recorded

@@ -18,21 +18,35 @@ PLUGIN_MODULE = "pyjit_test_backend_plugin"
 def private_registry(monkeypatch):
     """Registrations made by a test vanish with it."""
     monkeypatch.setattr(registry, "_BACKENDS", dict(registry._BACKENDS))
+    monkeypatch.setattr(registry, "_TAGS", dict(registry._TAGS))
 
 
 def compiler(graph_module, example_inputs):
     return graph_module
 
 
-def test_eager_is_registered():
-    assert "eager" in list_backends()
-    assert list_backends() == sorted(list_backends())
+def test_eager_is_registered_as_a_debugging_backend():
+    # As torch._dynamo.list_backends: debugging backends are listed only when asked for.
+    assert "eager" not in list_backends() and "inductor" in list_backends()
+    assert "eager" in list_backends(exclude_tags=None) and "eager" in list_backends(exclude_tags=())
+    assert list_backends(None) == sorted(list_backends(None))
+    assert set(list_backends()) < set(list_backends(None))
+
+
+def test_tags_choose_what_is_listed():
+    register_backend("half-done", compiler, tags=("experimental",))
+    register_backend("tagged", compiler, tags=("mine",))
+    assert "half-done" not in list_backends() and "half-done" in list_backends(None)
+    assert "tagged" in list_backends() and "tagged" not in list_backends(exclude_tags=("mine",))
+    assert lookup_backend("half-done") is compiler  # a tag never hides a backend from lookup
+    with pytest.raises(TypeError, match="tuple of strings"):
+        register_backend("bad-tags", compiler, tags="debug")
 
 
 def test_top_level_names():
     assert pyjit.list_backends is list_backends
     assert pyjit.register_backend is register_backend
-    assert "eager" in pyjit.list_backends()
+    assert "eager" in pyjit.list_backends(exclude_tags=None)
 
 
 def test_register_as_a_bare_decorator_names_the_backend_after_the_function():
@@ -132,7 +146,7 @@ def installed_plugin(tmp_path, monkeypatch):
 def test_entry_point_backends_are_listed_without_being_imported(installed_plugin):
     assert ENTRY_POINT_GROUP == "pyjit_backends"
     names = list_backends()
-    assert "plugged" in names and "eager" in names
+    assert "plugged" in names and "inductor" in names
     assert "elsewhere" not in names
     assert PLUGIN_MODULE not in sys.modules
 

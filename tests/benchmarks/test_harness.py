@@ -17,7 +17,7 @@ import pyjit
 HARNESS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
 WORKLOADS = ["chain", "cos_cos", "softmax", "layer_norm", "mlp", "gelu", "transformer", "kmeans", "black_scholes",
              "mlp_train"]
-BACKENDS = [name for name in ("eager", "aot_eager", "inductor") if name in pyjit.list_backends()]
+BACKENDS = [name for name in ("eager", "aot_eager", "inductor") if name in pyjit.list_backends(exclude_tags=None)]
 TIMES = ["median_ms", "min_ms", "max_ms", "first_call_ms", "speedup", "peak_rss_mb", "floor_ms"]
 
 

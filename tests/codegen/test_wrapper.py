@@ -86,3 +86,26 @@ def test_scalar_values_follow_what_each_op_returns():
 def test_layouts_are_c_or_strided():
     x = np.ones((3, 4))
     assert layout_of(x) == "C" and layout_of(x.T) == "strided" and layout_of(x[:, ::2]) == "strided"
+
+
+def test_a_symbol_the_guards_pinned_to_a_number_is_written_as_that_number():
+    # Found by the differential fuzzer (tests/frontend/test_fuzz.py): an input made dynamic
+    # (s0) combined with a static one of 8 learns s0 == 8, and a buffer's size or an op's
+    # size argument, s0 once canonical, is the plain int 8.
+    env = ShapeEnv()
+    s0 = env.create_symbol(8)
+    def build(y, x):
+        cos = ops.cos(y)
+        ops.multiply(cos, ops.tanh(x))  # unused, but its meta rule learns s0 == 8
+        return (cos,)
+
+    text = glue(build, TensorMeta((s0,), F32), TensorMeta((8,), F32), shape_env=env)
+    assert "empty((8,), dtype_" in text
+
+    def draw(y, x):  # a size as an op's argument (pyjit.randn(n) with n = s0)
+        ops.multiply(ops.cos(y), ops.tanh(x))
+        return (ops.broadcast_to(ops.cos(x), (s0,)),)
+
+    env = ShapeEnv()
+    s0 = env.create_symbol(8)
+    assert "(8,)" in glue(draw, TensorMeta((s0,), F32), TensorMeta((8,), F32), shape_env=env)

@@ -382,3 +382,48 @@ def test_an_in_place_method_on_a_leaf_that_requires_grad_gives_the_tapes_error()
     pyjit.reset()
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
         pyjit.compile(f, backend="aot_eager")(pyjit.tensor(np.arange(3.0), requires_grad=True))
+
+
+def formats(x, n, scale, log):
+    log.append(f"n={n} scale={scale:.2f} shape={x.shape} {n:>4}|{n!r}|{'s'!a}")
+    log.append("size {} of {}".format(x.shape[0], n) + " " + str(n) + repr(scale) + format(n, "03d"))
+    log.append("-".join(["a", str(n)]).upper())
+    return np.sin(x) * n
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_f_strings_and_str_format_on_captured_values_are_folded(jit, dynamic):
+    compiled = jit(formats, dynamic=dynamic)
+    for size, n in ((4, 3), (4, 3), (5, 7), (6, 7)):
+        got, want = [], []
+        np.testing.assert_allclose(compiled(np.ones(size), n, 0.5, got), formats(np.ones(size), n, 0.5, want))
+        assert got == want  # a new n or size is a new constant: guarded, never stale
+    assert not counters["graph_break"], dict(counters["graph_break"])
+
+
+def test_formatting_an_array_breaks_and_gives_pythons_text(jit):
+    def shows(x, log):
+        y = np.cos(x)
+        log.append(f"{y}")
+        return y + 1
+
+    got, want = [], []
+    np.testing.assert_allclose(jit(shows)(np.zeros(3), got), shows(np.zeros(3), want))
+    assert got == want
+    assert any("formatting of an array needs its values" in reason for reason in counters["graph_break"])
+
+
+def test_an_array_method_that_is_not_captured_breaks_once_at_its_call(jit):
+    def uses_methods(x):
+        y = np.sin(x)
+        values = y.tolist()  # one break, at the call
+        copied, flat = y.copy(), y.flatten()  # captured: new arrays
+        return y.__class__ is np.ndarray, values, copied, flat, flat.base is None
+
+    x = np.linspace(0, 1, 4)
+    got, want = jit(uses_methods)(x), uses_methods(x)
+    assert got[0] is want[0] is True and got[1] == want[1] and got[4] is want[4] is True
+    assert same(got[2], want[2]) and same(got[3], want[3]) and got[2] is not got[3]
+    tolist = "ndarray.tolist() needs the array's values, which exist only when the graph runs"
+    assert counters["graph_break"][tolist] == 1 and not any("copy" in reason or "flatten" in reason
+                                                            for reason in counters["graph_break"])

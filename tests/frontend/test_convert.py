@@ -290,3 +290,51 @@ def test_a_backend_that_raises_gives_backend_compiler_failed_at_the_users_line(j
         assert f"{__file__}:{shifted.__code__.co_firstlineno + 1}" in str(info.value)
         assert "the first op" in str(info.traceback[-1].statement)
     assert not reports and len(entries(compiled)) == 1
+
+
+def test_assume_static_by_default_false_starts_symbolic(jit):
+    def double(x):
+        return x * 2
+
+    for assume_static, graphs in ((True, 2), (False, 1)):
+        pyjit.reset()
+        counters.clear()
+        with pyjit.config.patch(assume_static_by_default=assume_static):
+            compiled = jit(double)
+            for size in (4, 5, 6):
+                np.testing.assert_array_equal(compiled(np.ones(size)), np.full(size, 2.0))
+        # static first: 4, then symbolic from 5 on; not static: symbolic from the first call
+        assert counters["stats"]["unique_graphs"] == graphs and len(entries(compiled)) == graphs
+
+
+def test_assume_static_by_default_false_keeps_sizes_the_code_needs_static(jit):
+    def sized(x):
+        return np.ones(x.shape[0] + 1) * x.sum()  # a size the graph needs as a number
+
+    with pyjit.config.patch(assume_static_by_default=False):
+        compiled = jit(sized)
+        for size in (4, 5):
+            np.testing.assert_allclose(compiled(np.ones(size)), sized(np.ones(size)))
+
+
+def test_verbose_puts_pyjits_traceback_in_its_errors(jit):
+    def prints(x):
+        print(x)
+        return x + 1
+
+    def broken_backend(graph_module, example_inputs):
+        raise ValueError("no kernels today")
+
+    for verbose in (False, True):
+        pyjit.reset()
+        with pyjit.config.patch(verbose=verbose), contextlib.redirect_stdout(None):
+            with pytest.raises(pyjit.exc.Unsupported) as unsupported:
+                jit(prints, fullgraph=True)(np.ones(2))
+            with pytest.raises(pyjit.exc.BackendCompilerFailed) as failed:
+                jit(lambda x: x + 1, backend=broken_backend)(np.ones(2))
+        internal = "pyjit's internal traceback (pyjit.config.verbose)"
+        assert (internal in str(unsupported.value)) is verbose
+        assert ("pyjit/frontend/calls.py" in str(unsupported.value)) is verbose  # where the interpreter stopped
+        assert (internal in str(failed.value)) is verbose
+        assert ('raise ValueError("no kernels today")' in str(failed.value)) is verbose
+        assert ("set pyjit.config.verbose = True" in str(failed.value)) is not verbose

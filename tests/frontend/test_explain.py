@@ -2,9 +2,11 @@
 graphs, breaks, ops, guards and compile times."""
 
 import numpy as np
+import pytest
 
 import pyjit
 from pyjit.frontend import BreakReason, ExplainOutput
+from pyjit.utils import counters
 
 
 def with_print(x):
@@ -54,13 +56,41 @@ def test_the_tutorials_example_and_its_summary(jit, capsys):
     assert explanation.graph_count == 3 and explanation.graph_break_count == 2
     assert [r.kind for r in explanation.break_reasons] == ["unsupported", "data_dependent"]
     text = str(explanation)
-    assert "Graph count: 3" in text and "Graph break count: 2" in text and "call to the function print" in text
-    assert f"Op count: {explanation.op_count}" in text and "Graph 3" in text
+    assert text.startswith(f"Graph Count: 3\nGraph Break Count: 2\nOp Count: {explanation.op_count}\n")
+    assert "Break Reason 1:\n    Reason: a call to the function print is not captured" in text and "Graph 3" in text
+    print_line = bar.__code__.co_firstlineno + 2
+    assert f"    User Stack: {__file__}:{print_line}\n      print(\"woo\")" in text
 
 
-def test_explain_leaves_no_entries_behind(jit):
+def test_explain_leaves_the_functions_entries_in_place(jit, capsys):
     compiled = jit(with_print)
     compiled(np.ones(3))
+    before = pyjit.cache_entries(with_print)
     explanation = pyjit.explain(compiled)(np.ones(3))  # the function it wraps is explained
     assert explanation.graph_count == 2  # earlier entries do not hide the graphs
-    assert pyjit.cache_entries(with_print) == []
+    assert pyjit.cache_entries(with_print) == before and len(before) == 1
+    graphs = counters["stats"]["unique_graphs"]
+    np.testing.assert_allclose(compiled(np.ones(3)), with_print(np.ones(3)))
+    assert counters["stats"]["unique_graphs"] == graphs  # served from the entries it had
+
+
+def item_then_multiply(x):
+    y = np.sin(x)
+    s = y.sum().item()
+    return y * s
+
+
+def backward_then_multiply(x):
+    loss = np.sin(x).sum()
+    loss.backward()
+    return loss * 2
+
+
+@pytest.mark.parametrize("fn, make, kind", [
+    (item_then_multiply, np.ones, "data_dependent"),
+    (backward_then_multiply, lambda n: pyjit.tensor(np.ones(n), requires_grad=True), "unsupported")])
+def test_one_item_or_backward_call_is_one_break(jit, fn, make, kind):
+    explanation = pyjit.explain(fn)(make(3))
+    assert explanation.graph_count == 2 and explanation.graph_break_count == 1
+    (reason,) = explanation.break_reasons
+    assert reason.kind == kind and reason.where.lineno == fn.__code__.co_firstlineno + 2

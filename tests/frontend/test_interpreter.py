@@ -174,7 +174,7 @@ def breaks_on_purpose(x):
 @pytest.mark.parametrize("fn, reason", [
     (skipped_on_print, "call to the function print"),
     (data_dependent, "truth value of an array"),
-    (item_call, "ndarray attribute 'item'"),
+    (item_call, "ndarray.item() needs the array's values"),
     (unknown_call, "call to "),
     (breaks_on_purpose, "pyjit.graph_break() was called"),
     (in_place, "in-place update (+=) of a view, or an array a view was taken of"),

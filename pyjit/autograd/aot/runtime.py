@@ -174,8 +174,11 @@ def _view_of_input(value) -> bool:
 
 def tensor_outputs(graph, examples, values) -> list[bool]:
     """For each of `values` (nodes of `graph`, or constants), whether it is computed from
-    an input whose example is a Tensor: the ops then make it a Tensor."""
+    an input whose example is a Tensor, or from a random draw (an impure call: pyjit's
+    random factories, NOTE(random-factories) in pyjit/frontend/allowed.py, make Tensors
+    whatever their inputs): the ops then make it a Tensor."""
     tensors = {node for node, example in zip(graph.placeholders, examples) if isinstance(example, Tensor)}
+    tensors |= {node for node in graph.calls() if not getattr(node.target, "pure", True)}
     return [_reaches(value, tensors) for value in values]
 
 
