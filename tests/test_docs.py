@@ -37,16 +37,15 @@ def break_messages() -> set[str]:
     found = set()
     for path in sorted((ROOT / "pyjit" / "frontend").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        table = [node for node in ast.walk(tree) if getattr(node, "name", None) == "unhandled_reason"]
+        table = [node for node in ast.walk(tree) if getattr(node, "name", None) == "_unhandled_break"]
         skipped = {id(node) for function in table for node in ast.walk(function)}  # read from the table below
         for node in ast.walk(tree):
             called = getattr(node, "func", None)
             if isinstance(node, ast.Call) and getattr(called, "id", None) == "Break" and len(node.args) > 1 \
                     and id(node) not in skipped:
                 found.update(_templates(node.args[1]))
-    for name in opcodes.UNHANDLED:
-        found.add(opcodes.unhandled_reason(name).explanation.replace(f"({name})", f"({PLACEHOLDER})"))
-    found.add(opcodes.unhandled_reason("NOT_AN_OPCODE").explanation.replace("(NOT_AN_OPCODE)", f"({PLACEHOLDER})"))
+    found.update(reason.explanation for reason in opcodes.every_unhandled_reason(PLACEHOLDER))
+    found.add(opcodes.unhandled_reason(PLACEHOLDER).explanation)
     return found
 
 

@@ -7,7 +7,7 @@ from .eager import eager
 from .registry import register_backend
 
 
-@register_backend
+@register_backend(tags=("debug",))
 def aot_eager(graph_module, example_inputs):
     """With inputs that require grad, the graph's joint graph is cut into a forward and
     a backward graph (NOTE(partitioners); `pyjit.config.aot_partitioner`, "default"

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
-from ..graph import Node, SymInt, TensorMeta
+from ..graph import Node, SymInt
 from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
@@ -439,8 +439,8 @@ def _formattable(value: Value, what: str) -> Any:
     try:
         return _specialised(python_value(value))
     except LookupError:
-        raise Break("unsupported", f"{what} of a {type(getattr(value, 'value', value)).__name__} would run its "
-                    "own code", hint="it runs in Python at a graph break") from None
+        raise Break("unsupported", f"{what} of {describe(value)} would run its own code",
+                    hint="it runs in Python at a graph break") from None
 
 
 def _specialised(value: Any) -> Any:

@@ -658,6 +658,15 @@ NOT_IN_CODE = {name: reason for name, reason in (
 
 def unhandled_reason(name: str) -> Break:
     """The Break for an instruction with no handler."""
-    kind, reason = UNHANDLED.get(name, ("break", "this instruction is not modelled"))
+    return _unhandled_break(name, *UNHANDLED.get(name, ("break", "this instruction is not modelled")))
+
+
+def every_unhandled_reason(name: str) -> list[Break]:
+    """The Break of each group of the table, whichever Python runs, with `name` standing
+    for the instruction (docs/troubleshooting.md lists them all)."""
+    return [_unhandled_break(name, kind, reason) for kind, reason in _UNHANDLED_GROUPS]
+
+
+def _unhandled_break(name: str, kind: str, reason: str) -> Break:
     whole = "" if kind == "break" else "; the whole function runs in Python"
     return Break("unsupported", f"{reason} ({name}){whole}")

@@ -1,7 +1,7 @@
 """Every registry op with a derivative, on every differentiable sample row of
 tests/op_samples: the tape's gradient passes `pyjit.autograd.gradcheck` (float64 central
 differences, the whole Jacobian), and the same call compiled by every registered backend
-(`pyjit.list_backends()`) gives the tape's gradients (one row per op: compiling costs
+(`pyjit.list_backends(exclude_tags=None)`) gives the tape's gradients (one row per op: compiling costs
 more than differentiating); aot_eager and inductor also with the partitioner that is not
 their default (`pyjit.config.aot_partitioner`), which saves other values for backward."""
 
@@ -90,7 +90,7 @@ def tape_gradients(function, leaves: list, cotangent: list) -> list:
 
 
 # Each backend with its default partitioner, and the AOT backends with the other one.
-BACKENDS = [pytest.param(backend, None, id=backend) for backend in pyjit.list_backends()] + [
+BACKENDS = [pytest.param(backend, None, id=backend) for backend in pyjit.list_backends(exclude_tags=None)] + [
     pytest.param("aot_eager", "min_cut", id="aot_eager-min_cut"),
     pytest.param("inductor", "default", id="inductor-default")]
 

@@ -10,7 +10,7 @@ from frontend.test_interpreter import same
 import pyjit
 from pyjit.utils import counters
 
-BACKENDS = pyjit.list_backends()
+BACKENDS = pyjit.list_backends(exclude_tags=None)
 
 
 def graphs() -> int:

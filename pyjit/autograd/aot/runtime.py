@@ -250,7 +250,11 @@ class CompiledFunctionBackward(TapeNode):
 
 
 def _array(value):
-    """NumPy computes 0-d results as scalars; a tensor holds an array (as the tape's dispatch makes it)."""
+    """A forward output as the array a tensor holds (as the tape's dispatch makes it):
+    NumPy computes 0-d results as scalars, and what a random draw in the graph computes
+    is a Tensor (NOTE(random-factories) in pyjit/frontend/allowed.py)."""
+    if isinstance(value, Tensor):
+        value = value._array
     return np.asarray(value) if isinstance(value, np.generic) else value
 
 

@@ -281,3 +281,24 @@ def test_a_graph_that_updates_an_input_buffer_gives_the_tapes_gradients(backend,
     np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
     np.testing.assert_array_equal(buffer, want_buffer)
     assert version == 2  # one write back per call
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_random_draw_in_a_graph_with_gradients_gives_the_plain_runs_values_and_gradients(backend):
+    """A draw is a graph op that computes a Tensor (NOTE(random-factories)); the compiled
+    forward's outputs must still be the arrays the node's tensors hold."""
+    def f(w):
+        noise = pyjit.rand(3, dtype=np.float64)
+        return (w * noise).sum(), noise.mean()
+
+    pyjit.reset()
+    results = []
+    for run in (f, pyjit.compile(f, backend=backend)):
+        pyjit.manual_seed(7)
+        w = pyjit.tensor(np.arange(3.0), requires_grad=True)
+        loss, mean = run(w)
+        loss.backward()
+        results.append((loss.item(), mean.item(), w.grad.numpy()))
+    (plain_loss, plain_mean, plain_grad), (loss, mean, grad) = results
+    assert (loss, mean) == (plain_loss, plain_mean)
+    np.testing.assert_array_equal(grad, plain_grad)
