@@ -25,7 +25,7 @@ loop counter fits (NOTE(cuda-index-width)), else `int64_t`.
 Numbers: float32 and float64 as in C (float32 sums accumulate in double, integers wrap
 in uint64), the CUDA math library without fast math (`expf`, `sinf`, ...: NaN and
 infinities as IEEE and NumPy have them; ulp errors differ from glibc's); scalar ops are
-their entries' CUDA spellings (NOTE(spelling)). Kept values (NOTE(kept-values)) are
+their entries' CUDA spellings (NOTE(spelling)); float16 as NOTE(cuda-half). Kept values (NOTE(kept-values)) are
 computed again instead of kept: a row lives across a block's threads, not in one stack.
 """
 
@@ -44,6 +44,47 @@ from .c_renderer import ctype, index_text, literal, suffix, utype
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, walk_values)
 
+HALF = np.dtype(np.float16)
+FLOAT = np.dtype(np.float32)
+
+# NOTE(cuda-half): float16 is stored as half (`pyjit_half`, 16 bits) and computed in
+# float32, as NumPy's float16 loops do: a load converts to float (exact), every float16
+# value an op computes is rounded to half at once (`pyjit_round_half`: round to nearest
+# even, so the next op sees what NumPy's next ufunc sees), a cast from float64 rounds
+# straight from double (as NumPy does: no double rounding through float), and a store
+# converts back (exact, the value being a half already). Reductions accumulate as for
+# float32 (sums in double, the rest in float) and round once at the end. The conversions
+# are PTX `cvt` instructions rather than cuda_fp16.h, which NVRTC from PyPI does not ship;
+# the emulation header defines the same functions with the host compiler's _Float16.
+_HALF_PRELUDE = r"""#ifndef PYJIT_CUDA_EMULATION
+struct pyjit_half { unsigned short bits; };
+PYJIT_FN float pyjit_half2float(const pyjit_half h) {
+    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits)); return f; }
+PYJIT_FN pyjit_half pyjit_float2half(const float f) {
+    pyjit_half h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f)); return h; }
+PYJIT_FN pyjit_half pyjit_double2half(const double d) {
+    pyjit_half h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.bits) : "d"(d)); return h; }
+#endif
+PYJIT_FN float pyjit_round_half(const float f) { return pyjit_half2float(pyjit_float2half(f)); }
+PYJIT_FN float pyjit_round_half_double(const double d) { return pyjit_half2float(pyjit_double2half(d)); }
+"""
+
+
+def vtype(dtype) -> str:
+    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half))."""
+    return "float" if np.dtype(dtype) == HALF else ctype(dtype)
+
+
+def stype(dtype) -> str:
+    """The C type an element of a buffer of `dtype` is stored as."""
+    return "pyjit_half" if np.dtype(dtype) == HALF else ctype(dtype)
+
+
+def _computed(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    return FLOAT if dtype == HALF else dtype
+
+
 # Partials of a split reduction: at most this many blocks take part in the first pass.
 SPLIT_BLOCKS = 1024
 # A workspace slot holds a value (up to 8 bytes) and a position (8 bytes).
@@ -57,7 +98,7 @@ BLOCK_REDUCING = frozenset({"rows", "split", "finish"})
 class CudaDialect:
     """What the shared spellings need to know about CUDA (NOTE(spelling))."""
 
-    ctype = staticmethod(ctype)
+    ctype = staticmethod(vtype)
     utype = staticmethod(utype)
     suffix = staticmethod(suffix)
 
@@ -78,11 +119,12 @@ class CudaDialect:
 
 
 def spell(op: str, args: list[str], dtypes: list, out: np.dtype) -> str:
-    return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [np.dtype(d) for d in dtypes], np.dtype(out))
+    """`op` on `args` as computed: float16 operands and results as float (NOTE(cuda-half))."""
+    return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [_computed(d) for d in dtypes], _computed(out))
 
 
 def cuda_literal(value, dtype: np.dtype) -> str:
-    dtype = np.dtype(dtype)
+    dtype = _computed(dtype)
     return CudaDialect.float_literal(value, dtype) if dtype.kind == "f" else literal(value, dtype)
 
 
@@ -236,7 +278,7 @@ __device__ void pyjit_block_arg_reduce(T &value, int64_t &position) {
 }
 """
 
-PRELUDE = _PRELUDE_HEAD + HELPERS + _BLOCK_REDUCE
+PRELUDE = _PRELUDE_HEAD + _HALF_PRELUDE + HELPERS + _BLOCK_REDUCE
 
 
 def render_unit(kernels: list[Kernel]) -> CudaUnit:
@@ -345,6 +387,7 @@ class _KernelWriter:
         self.body = forget_kept_values(kernel.body)
         self.index_type = "int32_t" if _fits_int32(kernel) else "int64_t"
         self.params = {buffer.name: f"b{position}" for position, buffer in enumerate(kernel.buffers)}
+        self.dtypes = {buffer.name: np.dtype(buffer.dtype) for buffer in kernel.buffers}
         self.lines: list[str] = []
         self.launches: list[Launch] = []
         self.slots: dict[str, tuple[int, np.dtype]] = {}  # top-level reduction -> (workspace offset, dtype)
@@ -372,7 +415,7 @@ class _KernelWriter:
             self._flush(pending_stores)
         kernel = self.kernel
         workspace = sum(SLOT_BYTES * (SPLIT_BLOCKS + 2) for _ in self.slots)
-        self.result = CudaKernel(kernel.name, tuple((ctype(b.dtype), b.output) for b in kernel.buffers),
+        self.result = CudaKernel(kernel.name, tuple((stype(b.dtype), b.output) for b in kernel.buffers),
                                  kernel.sizes, tuple(self.launches), workspace, self.index_type)
         return "\n".join(self.lines)
 
@@ -392,13 +435,13 @@ class _KernelWriter:
         params = []
         for position, buffer in enumerate(self.kernel.buffers):
             qualifier = "" if buffer.output else "const "
-            params.append(f"{qualifier}{ctype(buffer.dtype)} *__restrict__ b{position}")
+            params.append(f"{qualifier}{stype(buffer.dtype)} *__restrict__ b{position}")
         params.append("uint8_t *__restrict__ ws")
         params += [f"const int64_t {size}" for size in self.kernel.sizes]
         self.lines.append(f'extern "C" __global__ void __launch_bounds__(1024) {name}({", ".join(params)}) {{')
         start = len(self.lines)
         for var, (offset, dtype) in self.slots.items():  # results of earlier split reductions
-            self._emit(1, f"const {ctype(dtype)} {var} = *(const {ctype(dtype)} *)(ws + {offset});")
+            self._emit(1, f"const {vtype(dtype)} {var} = *(const {vtype(dtype)} *)(ws + {offset});")
         self.temps = 0
         body()
         self.lines[start:] = _drop_unused_constants(self.lines[start:])
@@ -439,7 +482,7 @@ class _KernelWriter:
         self.slots[reduce.name] = (result, reduce.dtype)
 
     def _write_slot(self, address: str, value: str, position: str | None, reduce: Reduce) -> None:
-        acc = ctype(self._acc_dtype(reduce))
+        acc = vtype(self._acc_dtype(reduce))
         self._emit(1, "if (threadIdx.x == 0) {")
         self._emit(2, f"*({acc} *)({address}) = {value};")
         if position is not None:
@@ -449,7 +492,7 @@ class _KernelWriter:
     def _combine_partials(self, reduce: Reduce, partials: int, result: int) -> None:
         """The finishing pass: one block folds the partials in block order."""
         acc_dtype = self._acc_dtype(reduce)
-        acc = ctype(acc_dtype)
+        acc = vtype(acc_dtype)
         rule = REGISTRY[reduce.kind].reduction
         self._emit(1, f"{acc} value = {self._identity(reduce)};")
         if rule.positional:
@@ -465,7 +508,7 @@ class _KernelWriter:
         self._emit(1, "}")
         self._block_combine(reduce, 1)
         final = self._final(reduce, "value", "position")
-        self._emit(1, f"if (threadIdx.x == 0) *({ctype(reduce.dtype)} *)(ws + {result}) = {final};")
+        self._emit(1, f"if (threadIdx.x == 0) *({vtype(reduce.dtype)} *)(ws + {result}) = {final};")
 
     # -- statements ---------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, role: str) -> None:
@@ -483,9 +526,9 @@ class _KernelWriter:
                 raise AssertionError("kept values are undone before rendering")
             elif role == "block":  # a statement of the row: the whole block agrees, one thread writes
                 value = self._value(statement.value, depth, scope)
-                self._emit(depth, f"if (threadIdx.x == 0) {self._target(statement)} = {value};")
+                self._emit(depth, f"if (threadIdx.x == 0) {self._assign(statement, value)}")
             else:
-                self._emit(depth, f"{self._target(statement)} = {self._value(statement.value, depth, scope)};")
+                self._emit(depth, self._assign(statement, self._value(statement.value, depth, scope)))
 
     def _loop(self, loop: Loop, depth: int, scope: dict, role: str) -> None:
         extent = _extent(loop.dims)
@@ -520,7 +563,7 @@ class _KernelWriter:
     def _serial_reduction(self, reduce: Reduce, depth: int, scope: dict) -> None:
         acc_dtype = self._acc_dtype(reduce)
         rule = REGISTRY[reduce.kind].reduction
-        self._emit(depth, f"{ctype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
+        self._emit(depth, f"{vtype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
         if rule.positional:
             self._emit(depth, f"int64_t {reduce.name}_pos = -1;")
         flat = f"e{self.temps}"
@@ -529,13 +572,13 @@ class _KernelWriter:
                           f"{flat}++) {{")
         self._fold(reduce, flat, depth + 1, scope)
         self._emit(depth, "}")
-        self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+        self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = "
                           f"{self._final(reduce, reduce.name + '_acc', reduce.name + '_pos')};")
 
     def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot) -> None:
         """A reduction spread over threads (`start`, `step`), then over the block; its
         result is `reduce.name` in every thread, or `write_slot(value, position)`'s."""
-        acc = ctype(self._acc_dtype(reduce))
+        acc = vtype(self._acc_dtype(reduce))
         rule = REGISTRY[reduce.kind].reduction
         value_name, position_name = (f"{reduce.name}_acc", f"{reduce.name}_pos")
         self._emit(depth, f"{acc} {value_name} = {self._identity(reduce)};")
@@ -548,7 +591,7 @@ class _KernelWriter:
         if write_slot is not None:
             write_slot(value_name, position_name if rule.positional else None)
         else:
-            self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+            self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = "
                               f"{self._final(reduce, value_name, position_name)};")
 
     def _fold(self, reduce: Reduce, flat: str, depth: int, scope: dict) -> None:
@@ -559,17 +602,17 @@ class _KernelWriter:
         rule = REGISTRY[reduce.kind].reduction
         acc = f"{reduce.name}_acc"
         if rule.positional:
-            self._emit(depth, f"pyjit_arg_combine<{ctype(reduce.value.dtype)}, {_is_max(rule)}>"
+            self._emit(depth, f"pyjit_arg_combine<{vtype(reduce.value.dtype)}, {_is_max(rule)}>"
                               f"({acc}, {reduce.name}_pos, {value}, (int64_t){flat});")
         else:
             self._emit(depth, f"{acc} = {self._combine_text(reduce, acc, value)};")
         for store in reduce.stores:
-            self._emit(depth, f"{self._target(store)} = {self._value(store.value, depth, inner)};")
+            self._emit(depth, self._assign(store, self._value(store.value, depth, inner)))
 
     def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position") -> None:
         rule = REGISTRY[reduce.kind].reduction
         acc_dtype = self._acc_dtype(reduce)
-        acc = ctype(acc_dtype)
+        acc = vtype(acc_dtype)
         if rule.positional:
             self._emit(depth, f"pyjit_block_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
             return
@@ -579,7 +622,7 @@ class _KernelWriter:
 
     def _combine_text(self, reduce: Reduce, acc: str, value: str) -> str:
         acc_dtype = self._acc_dtype(reduce)
-        acc_type = ctype(acc_dtype)
+        acc_type = vtype(acc_dtype)
         combined = spell(REGISTRY[reduce.kind].reduction.combine, [acc, f"({acc_type}){value}"],
                          [acc_dtype, acc_dtype], acc_dtype)
         return f"({acc_type})({combined})"
@@ -589,19 +632,24 @@ class _KernelWriter:
         acc_dtype = self._acc_dtype(reduce)
         source = reduce.value.dtype if rule.positional else reduce.dtype
         return cuda_literal(rule.identity(source), acc_dtype) if acc_dtype == source else \
-            f"({ctype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
+            f"({vtype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
 
     def _final(self, reduce: Reduce, value: str, position: str) -> str:
         if REGISTRY[reduce.kind].reduction.positional:
-            return f"({ctype(reduce.dtype)})({position} < 0 ? 0 : {position})"
-        return f"({ctype(reduce.dtype)}){value}"
+            return f"({vtype(reduce.dtype)})({position} < 0 ? 0 : {position})"
+        if reduce.dtype == HALF:  # accumulated in double or float (NOTE(cuda-half))
+            return f"pyjit_round_half_double({value})"
+        return f"({vtype(reduce.dtype)}){value}"
 
     def _acc_dtype(self, reduce: Reduce) -> np.dtype:
         return accumulator_dtype(reduce.kind, np.dtype(reduce.dtype), np.dtype(reduce.value.dtype))
 
     # -- values ---------------------------------------------------------------------------
-    def _target(self, store: Store) -> str:
-        return f"{self.params[store.buffer]}[{self._index(store.index)}]"
+    def _assign(self, store: Store, value: str) -> str:
+        target = f"{self.params[store.buffer]}[{self._index(store.index)}]"
+        if self.dtypes[store.buffer] == HALF:
+            value = f"pyjit_float2half({value})"
+        return f"{target} = {value};"
 
     def _index(self, index: Index) -> str:
         return index_text(index)
@@ -617,12 +665,17 @@ class _KernelWriter:
             return scope[value]
         if isinstance(value, Load):
             text = f"{self.params[value.buffer]}[{self._index(value.index)}]"
+            if self.dtypes[value.buffer] == HALF:
+                text = f"pyjit_half2float({text})"
         else:
             args = [self._value(arg, depth, scope) for arg in value.args]
             text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
+            if value.dtype == HALF:  # NOTE(cuda-half)
+                double = value.op == "cast" and value.args[0].dtype == np.float64
+                text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
         name = f"t{self.temps}"
         self.temps += 1
-        self._emit(depth, f"const {ctype(value.dtype)} {name} = {text};")
+        self._emit(depth, f"const {vtype(value.dtype)} {name} = {text};")
         scope[value] = name
         return name
 
