@@ -10,6 +10,9 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
     (grid-stride over rows), the row's elements strided over the block's threads, each
     reduction combined per thread, then across the block by warp shuffles and shared
     memory; statements of the row itself are run by thread 0;
+  * `warps`: the same for short rows (every loop of the row at most WARP_ROW elements,
+    known when rendering): a warp per row, its elements strided over the 32 lanes and
+    combined by shuffles alone (NOTE(warp-rows));
   * `team`: a kernel whose parallel loops sit inside a serial one (columnar reductions,
     NOTE(columnar-reductions)): one launch in which every parallel loop is a grid-stride
     loop with the same partition, so each thread owns the same columns throughout and no
@@ -92,7 +95,16 @@ SLOT_BYTES = 16
 # Grid-stride loops cap the grid: more blocks than this step through the rest.
 MAX_GRID = 65535
 # The launch modes whose blocks combine values across their threads (NOTE(block-reduce)).
-BLOCK_REDUCING = frozenset({"rows", "split", "finish"})
+BLOCK_REDUCING = frozenset({"rows", "warps", "split", "finish"})
+# NOTE(warp-rows): a row of a few hundred elements leaves most of a block idle, so rows
+# whose loops all have at most WARP_ROW iterations (known when rendering) get a warp
+# each: the block's warps take consecutive rows, a row's elements are strided over the
+# 32 lanes, and reductions fold by shuffles alone (no shared memory, no barrier), to lane
+# 0 and broadcast back, so every lane goes on with the same bits. Every warp of a block
+# runs the row loop the same number of times: a warp past the last row redoes the last
+# row with `active` false (it loads, reduces and stores nothing), so code that reaches
+# shuffles from the whole block (and the emulation's block-wide exchange) stays convergent.
+WARP_ROW = 256
 
 
 class CudaDialect:
@@ -159,6 +171,8 @@ class Launch:
             return 1
         if self.mode == "rows":
             count = extent
+        elif self.mode == "warps":
+            count = -(-extent // (block // 32))
         else:
             count = -(-extent // block)
         if self.mode == "split":
@@ -232,6 +246,27 @@ PYJIT_SHFL(uint32_t, unsigned)
 PYJIT_SHFL(int64_t, long long)
 PYJIT_SHFL(uint64_t, unsigned long long)
 
+#define PYJIT_SHFL_IDX(T, V) PYJIT_FN T pyjit_shfl_lane0(T v) { return (T)__shfl_sync(0xffffffffu, (V)v, 0); }
+PYJIT_SHFL_IDX(float, float)
+PYJIT_SHFL_IDX(double, double)
+PYJIT_SHFL_IDX(int8_t, int)
+PYJIT_SHFL_IDX(int16_t, int)
+PYJIT_SHFL_IDX(int32_t, int)
+PYJIT_SHFL_IDX(uint8_t, unsigned)
+PYJIT_SHFL_IDX(uint16_t, unsigned)
+PYJIT_SHFL_IDX(uint32_t, unsigned)
+PYJIT_SHFL_IDX(int64_t, long long)
+PYJIT_SHFL_IDX(uint64_t, unsigned long long)
+
+/* NOTE(warp-rows) in cuda_renderer.py: to lane 0, then broadcast (a butterfly would
+   leave each lane with its own order of a float sum). */
+template <typename T, typename Combine>
+__device__ T pyjit_warp_reduce(T value, Combine combine) {
+    for (unsigned offset = 16; offset > 0; offset >>= 1)
+        value = combine(value, pyjit_shfl_down(value, offset));
+    return pyjit_shfl_lane0(value);
+}
+
 template <typename T, typename Combine>
 __device__ T pyjit_block_reduce(T value, T identity, Combine combine) {
     __shared__ T warps[32];
@@ -263,6 +298,18 @@ __device__ void pyjit_arg_combine(T &value, int64_t &position, T other, int64_t 
     else if (other == value) take = other_position < position;
     else take = Max ? other > value : other < value;
     if (take) { value = other; position = other_position; }
+}
+
+template <typename T, bool Max>
+__device__ void pyjit_warp_arg_reduce(T &value, int64_t &position) {
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned offset = 16; offset > 0; offset >>= 1) {
+        T other = pyjit_shfl_down(value, offset);
+        int64_t other_position = pyjit_shfl_down(position, offset);
+        if (lane + offset < 32u) pyjit_arg_combine<T, Max>(value, position, other, other_position);
+    }
+    value = pyjit_shfl_lane0(value);
+    position = pyjit_shfl_lane0(position);
 }
 
 template <typename T, bool Max>
@@ -423,7 +470,8 @@ class _KernelWriter:
                 if isinstance(statement, Reduce):
                     self._split_reduction(statement)
                 elif _is_row_loop(statement):
-                    self._function("rows", _extent(statement.dims), lambda s=statement: self._row_launch(s))
+                    mode = "warps" if _is_short_row(statement) else "rows"
+                    self._function(mode, _extent(statement.dims), lambda s=statement, m=mode: self._row_launch(s, m))
                 else:
                     self._function("elements", _extent(statement.dims), lambda s=statement: self._elements(s))
             self._flush(pending_stores)
@@ -469,10 +517,21 @@ class _KernelWriter:
         self._block(loop.body, 2, {}, "thread")
         self._emit(1, "}")
 
-    def _row_launch(self, loop: Loop) -> None:
-        self._grid_stride("row", _extent(loop.dims), 1, "blockIdx.x", "gridDim.x")
+    def _row_launch(self, loop: Loop, mode: str) -> None:
+        if mode == "rows":
+            self._grid_stride("row", _extent(loop.dims), 1, "blockIdx.x", "gridDim.x")
+            self._unflatten(loop.dims, "row", 2)
+            self._block(loop.body, 2, {}, "block")
+            self._emit(1, "}")
+            return
+        # NOTE(warp-rows): every warp of the block runs this loop as often as the others.
+        t, rows = self.index_type, self._index(_extent(loop.dims))
+        self._grid_stride("first", _extent(loop.dims), 1, "blockIdx.x * (blockDim.x >> 5)",
+                          "gridDim.x * (blockDim.x >> 5)")
+        self._emit(2, f"const bool active = first + ({t})(threadIdx.x >> 5) < ({t})({rows});")
+        self._emit(2, f"const {t} row = active ? first + ({t})(threadIdx.x >> 5) : ({t})({rows}) - 1;")
         self._unflatten(loop.dims, "row", 2)
-        self._block(loop.body, 2, {}, "block")
+        self._block(loop.body, 2, {}, "warp")
         self._emit(1, "}")
 
     def _split_reduction(self, reduce: Reduce) -> None:
@@ -526,28 +585,29 @@ class _KernelWriter:
 
     # -- statements ---------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, role: str) -> None:
-        """`role`: "thread" (one thread runs the statements as written) or "block" (the
-        body of a row: its loops and reductions spread over the block's threads)."""
+        """`role`: "thread" (one thread runs the statements as written), "block" or "warp"
+        (the body of a row: its loops and reductions spread over the block's threads or
+        the warp's lanes)."""
         for statement in body:
             if isinstance(statement, Loop):
                 self._loop(statement, depth, scope, role)
             elif isinstance(statement, Reduce):
-                if role == "block":
-                    self._reduction(statement, depth, scope, "threadIdx.x", "blockDim.x", None)
+                if role in _SPREAD:
+                    self._reduction(statement, depth, scope, *_SPREAD[role][:2], None, role)
                 else:
                     self._serial_reduction(statement, depth, scope)
             elif isinstance(statement, Scratch):
                 raise AssertionError("kept values are undone before rendering")
-            elif role == "block":  # a statement of the row: the whole block agrees, one thread writes
+            elif role in _SPREAD:  # a statement of the row: all threads agree, one writes
                 value = self._value(statement.value, depth, scope)
-                self._emit(depth, f"if (threadIdx.x == 0) {self._assign(statement, value)}")
+                self._emit(depth, f"if ({_SPREAD[role][2]}) {self._assign(statement, value)}")
             else:
                 self._emit(depth, self._assign(statement, self._value(statement.value, depth, scope)))
 
     def _loop(self, loop: Loop, depth: int, scope: dict, role: str) -> None:
         extent = _extent(loop.dims)
-        if role == "block":
-            flat = self._grid_stride(f"e{self.temps}", extent, depth, "threadIdx.x", "blockDim.x")
+        if role in _SPREAD:
+            flat = self._grid_stride(f"e{self.temps}", extent, depth, *_SPREAD[role][:2], role == "warp")
         elif loop.parallel:  # inside a team launch: the same partition for every such loop
             flat = self._grid_stride(f"e{self.temps}", extent, depth, "blockIdx.x * blockDim.x + threadIdx.x",
                                      "gridDim.x * blockDim.x")
@@ -559,10 +619,13 @@ class _KernelWriter:
         self._block(loop.body, depth + 1, dict(scope), "thread")
         self._emit(depth, "}")
 
-    def _grid_stride(self, name: str, extent: Index, depth: int, start: str, step: str) -> str:
+    def _grid_stride(self, name: str, extent: Index, depth: int, start: str, step: str,
+                     if_active: bool = False) -> str:
+        """A strided loop; `if_active`: none of it in a warp past the last row (NOTE(warp-rows))."""
         self.temps += 1
         t = self.index_type
-        self._emit(depth, f"for ({t} {name} = ({t})({start}); {name} < ({t})({self._index(extent)}); "
+        condition = f"{name} < ({t})({self._index(extent)})"
+        self._emit(depth, f"for ({t} {name} = ({t})({start}); {'active && ' if if_active else ''}{condition}; "
                           f"{name} += ({t})({step})) {{")
         return name
 
@@ -589,19 +652,21 @@ class _KernelWriter:
         self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = "
                           f"{self._final(reduce, reduce.name + '_acc', reduce.name + '_pos')};")
 
-    def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot) -> None:
-        """A reduction spread over threads (`start`, `step`), then over the block; its
-        result is `reduce.name` in every thread, or `write_slot(value, position)`'s."""
+    def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot,
+                   role: str = "block") -> None:
+        """A reduction spread over threads (`start`, `step`), then over the block (or the
+        warp: `role`); its result is `reduce.name` in every thread, or
+        `write_slot(value, position)`'s."""
         acc = vtype(self._acc_dtype(reduce))
         rule = REGISTRY[reduce.kind].reduction
         value_name, position_name = (f"{reduce.name}_acc", f"{reduce.name}_pos")
         self._emit(depth, f"{acc} {value_name} = {self._identity(reduce)};")
         if rule.positional:
             self._emit(depth, f"int64_t {position_name} = -1;")
-        flat = self._grid_stride(f"e{self.temps}", _extent(reduce.dims), depth, start, step)
+        flat = self._grid_stride(f"e{self.temps}", _extent(reduce.dims), depth, start, step, role == "warp")
         self._fold(reduce, flat, depth + 1, scope)
         self._emit(depth, "}")
-        self._block_combine(reduce, depth, value_name, position_name)
+        self._block_combine(reduce, depth, value_name, position_name, role)
         if write_slot is not None:
             write_slot(value_name, position_name if rule.positional else None)
         else:
@@ -623,16 +688,20 @@ class _KernelWriter:
         for store in reduce.stores:
             self._emit(depth, self._assign(store, self._value(store.value, depth, inner)))
 
-    def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position") -> None:
+    def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position",
+                       role: str = "block") -> None:
         rule = REGISTRY[reduce.kind].reduction
         acc_dtype = self._acc_dtype(reduce)
         acc = vtype(acc_dtype)
         if rule.positional:
-            self._emit(depth, f"pyjit_block_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
+            self._emit(depth, f"pyjit_{role}_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
             return
-        combine = self._combine_text(reduce, "a", "b")
-        self._emit(depth, f"{value} = pyjit_block_reduce<{acc}>({value}, ({acc}){self._identity(reduce)}, "
-                          f"[](const {acc} a, const {acc} b) -> {acc} {{ return {combine}; }});")
+        combine = f"[](const {acc} a, const {acc} b) -> {acc} {{ return {self._combine_text(reduce, 'a', 'b')}; }}"
+        if role == "warp":
+            self._emit(depth, f"{value} = pyjit_warp_reduce<{acc}>({value}, {combine});")
+        else:
+            self._emit(depth, f"{value} = pyjit_block_reduce<{acc}>({value}, ({acc}){self._identity(reduce)}, "
+                              f"{combine});")
 
     def _combine_text(self, reduce: Reduce, acc: str, value: str) -> str:
         acc_dtype = self._acc_dtype(reduce)
@@ -729,6 +798,22 @@ def _is_max(rule) -> str:
 
 def _is_row_loop(statement) -> bool:
     return isinstance(statement, Loop) and any(isinstance(s, (Loop, Reduce)) for s in statement.body)
+
+
+# How the body of a row is spread: (first element, step, the thread that writes the row's own results).
+_SPREAD = {"block": ("threadIdx.x", "blockDim.x", "threadIdx.x == 0"),
+           "warp": ("(threadIdx.x & 31u)", "32u", "active && (threadIdx.x & 31u) == 0")}
+
+
+def _is_short_row(loop: Loop) -> bool:
+    """NOTE(warp-rows): whether every loop and reduction of the row has at most WARP_ROW
+    iterations, known when rendering (a symbolic length may be long)."""
+    for statement in loop.body:
+        if isinstance(statement, (Loop, Reduce)):
+            extent = _extent(statement.dims).constant_value()
+            if extent is None or extent > WARP_ROW:
+                return False
+    return True
 
 
 def _parallel_extent(body) -> Index | None:
