@@ -6,7 +6,7 @@ pointwise op, cast and reduction in every kernel dtype (NaN, infinities, signed 
 integer extremes), and the graphs of the benchmark workloads. All graphs go through the
 inductor backend's "cuda-emulation" target (NOTE(targets)): the same schedule and glue
 as on a GPU, one CUDA source for the whole corpus, compiled once by the host compiler.
-Launches that reduce across a block use 64 threads a block (32 for the others) and at
+Launches that reduce across a block or a warp use 64 threads a block (32 for the others) and at
 most 3 blocks, so grid-stride loops step several times and block reductions cross warps;
 the sizes are not multiples of the block.
 """
