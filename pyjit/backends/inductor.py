@@ -26,7 +26,7 @@ from .. import config, logs, trace
 from ..autograd import Tensor
 from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import build
-from ..codegen.lowering import Unsupported
+from ..codegen.lowering import Unsupported, lowering_half
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
@@ -246,8 +246,9 @@ class _Plan:
     @classmethod
     def make(cls, graph_module, layouts: dict[str, str], prefix: str, target) -> _Plan | None:
         try:
-            scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
-                                 device=graph_device(graph_module.graph))
+            with lowering_half(target.lowers_half):  # NOTE(half-lowering)
+                scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
+                                     device=graph_device(graph_module.graph))
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None

@@ -10,6 +10,7 @@ the glue (NOTE(glue)), and how a list of kernel IR becomes a library whose
   * "cuda-emulation": the same CUDA source run on the CPU over NumPy arrays
     (NOTE(cuda-emulation)): what the test suite uses to run every op's CUDA kernels
     without a GPU. Slow (a block's threads are OpenMP threads); for checking only.
+Only the CUDA targets compile float16 nodes (`lowers_half`, NOTE(half-lowering)).
 Each raises build.CompilerUnavailable when it cannot work on this machine and
 build.BuildError when generated source is rejected, which the backend turns into eager
 execution with a warning.
@@ -25,6 +26,7 @@ from ..codegen import c_renderer, cuda_renderer
 
 class CpuTarget:
     name = "cpu"
+    lowers_half = False  # float16 nodes run eagerly (NOTE(half-lowering))
 
     @staticmethod
     def accepts(device: str) -> bool:
@@ -46,6 +48,7 @@ class CpuTarget:
 
 class CudaTarget:
     name = "cuda"
+    lowers_half = True  # float16 loaded and computed in float32 (NOTE(cuda-half))
 
     @staticmethod
     def accepts(device: str) -> bool:

@@ -8,18 +8,28 @@ The key hashes the layout version, the source, the GPU architecture (`sm_80`), a
 versions of CuPy, the CUDA runtime and NVRTC, so a new GPU or toolkit compiles again. A
 cubin is used only if it and its sidecar are regular files of the user's that no one
 else may write, and its hash matches; anything else is compiled again and replaced
-(written to a temporary name, then renamed). Without the NVRTC wheel, CuPy compiles the
-source itself (its own cache).
+(written to a temporary name, then renamed). After the disk, the remote cache is asked
+(`pyjit:cubin:<key>`, signed: NOTE(remote-cache)); a cubin compiled here is stored there,
+one fetched is written to disk. Without the NVRTC wheel, CuPy compiles the source itself
+(its own cache).
 NOTE(cuda-launch): `CudaLibrary.kernel(name, buffers, sizes)` is called as the C kernels
 are (`k(*arrays, *sizes)`, NOTE(glue)): each launch of the IR kernel (NOTE(cuda-renderer))
 runs in order on CuPy's current stream with `block` threads a block (256 unless
 autotuning chose another: NOTE(cuda-autotune)); a kernel with split reductions gets a
 workspace from CuPy's memory pool.
-NOTE(cuda-autotune): under max-autotune, the first call of a kernel at given sizes
-times each block size of BLOCK_CHOICES with CUDA events (a warm-up launch, then the
-median of 5) and keeps the fastest for those sizes in this process. Results can differ
-in the last bits between block sizes (a reduction's order follows the partition), and
-are the same for the same choice.
+NOTE(cuda-autotune): under max-autotune, the first call of a kernel at given size
+arguments times each block size of BLOCK_CHOICES with CUDA events (a warm-up launch,
+then the median of 5) and keeps the fastest. A choice is looked up, in order, in the
+launcher's table (this process), the disk cache (`<cache_dir>/cuda/autotune/<key>.json`,
+read and written under the cubin's rules), and the remote cache (`pyjit:autotune:<key>`,
+signed as kernels are); only then is it timed, and a choice timed here is stored in both
+(one fetched from the server is written to disk). The key hashes the unit's cubin key
+(source, GPU architecture, CuPy, CUDA runtime and NVRTC versions), the kernel's name
+and its size arguments (what the launch plan depends on). A stored choice that is not
+one of BLOCK_CHOICES is timed again and overwritten. Counter:
+counters["inductor"]["autotuned"] (kernels timed here). Results can differ in the last
+bits between block sizes (a reduction's order follows the partition), and are the same
+for the same choice.
 """
 
 from __future__ import annotations
@@ -31,7 +41,8 @@ import os
 import numpy as np
 
 from .. import config
-from . import build, nvrtc
+from ..utils import counters
+from . import build, nvrtc, remote
 from .cuda_renderer import CudaKernel, CudaUnit, launch_plan
 
 _LAYOUT_VERSION = "pyjit-cuda-1"
@@ -62,36 +73,77 @@ def cached_cubin(source: str, arch: str, versions: dict, compile_cubin=nvrtc.com
     record = build._read_trusted(f"{path}.sha256")
     if binary is not None and record is not None and record.split()[:1] == [hashlib.sha256(binary).hexdigest().encode()]:
         return binary, path
-    try:
-        binary = compile_cubin(source, arch)
-    except nvrtc.CudaCompileError as error:
-        build._write_atomic(os.path.join(directory, f"{key}.cu"), source.encode())
-        raise build.BuildError(f"{error}\n(source: {os.path.join(directory, key)}.cu)") from None
+    binary = remote.fetch(key, "cubin")
+    if binary is None:
+        try:
+            binary = compile_cubin(source, arch)
+        except nvrtc.CudaCompileError as error:
+            build._write_atomic(os.path.join(directory, f"{key}.cu"), source.encode())
+            raise build.BuildError(f"{error}\n(source: {os.path.join(directory, key)}.cu)") from None
+        remote.store(key, binary, "cubin")
     build._write_atomic(os.path.join(directory, f"{key}.cu"), source.encode())
     build._write_atomic(path, binary)
     build._write_atomic(f"{path}.sha256", f"{hashlib.sha256(binary).hexdigest()}  {key}.cubin\n".encode())
     return binary, path
 
 
+def autotune_key(unit_key: str, kernel: str, sizes: tuple) -> str:
+    identity = [_LAYOUT_VERSION, "autotune", unit_key, kernel, [int(size) for size in sizes]]
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
+
+
+def autotuned_block(unit_key: str, kernel: str, sizes: tuple, time_block) -> int:
+    """The block size for `kernel` of the unit whose cubin key is `unit_key` at these size
+    arguments: stored on disk or in the remote cache, else the fastest by
+    `time_block(block)` (milliseconds a launch), then stored (NOTE(cuda-autotune))."""
+    directory = build._private_directory(os.path.join(config.cache_dir, "cuda", "autotune"))
+    key = autotune_key(unit_key, kernel, sizes)
+    path = os.path.join(directory, f"{key}.json")
+    block = _stored_block(build._read_trusted(path))
+    if block is not None:
+        return block
+    shared = remote.fetch(key, "autotune")
+    block = _stored_block(shared)
+    if block is None:
+        timings = {choice: time_block(choice) for choice in BLOCK_CHOICES}
+        block = min(timings, key=timings.get)
+        counters["inductor"]["autotuned"] += 1
+        remote.store(key, _block_record(block), "autotune")
+    build._write_atomic(path, _block_record(block))
+    return block
+
+
+def _block_record(block: int) -> bytes:
+    return json.dumps({"block": block}).encode()
+
+
+def _stored_block(record: bytes | None) -> int | None:
+    try:
+        block = json.loads(record)["block"] if record is not None else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    return block if type(block) is int and block in BLOCK_CHOICES else None
+
+
 def load(unit: CudaUnit):
     """The unit's kernels on the current GPU, as a CudaLibrary."""
     cupy = cupy_module()
     arch = f"sm_{cupy.cuda.Device().compute_capability}"
+    versions = {"cupy": cupy.__version__, "runtime": cupy.cuda.runtime.runtimeGetVersion(),
+                "nvrtc": nvrtc.version()}
     if nvrtc.library() is None:
         module = cupy.RawModule(code=unit.source, options=("--std=c++17",))
     else:
-        versions = {"cupy": cupy.__version__, "runtime": cupy.cuda.runtime.runtimeGetVersion(),
-                    "nvrtc": nvrtc.version()}
         _, path = cached_cubin(unit.source, arch, versions)
         module = cupy.RawModule(path=path)
-    return CudaLibrary(unit, module, cupy)
+    return CudaLibrary(unit, module, cupy, cache_key(unit.source, arch, versions))
 
 
 class CudaLibrary:
     """A loaded unit; `kernel(...)` gives launchers (NOTE(cuda-launch))."""
 
-    def __init__(self, unit: CudaUnit, module, cupy):
-        self.unit, self.module, self.cupy = unit, module, cupy
+    def __init__(self, unit: CudaUnit, module, cupy, key: str):
+        self.unit, self.module, self.cupy, self.key = unit, module, cupy, key
         self.source = unit.source
         self.autotune = False
 
@@ -112,7 +164,9 @@ class _Launcher:
         params = (*arrays, workspace, *(np.int64(size) for size in sizes))
         block = self.blocks.get(sizes)
         if block is None:
-            block = self._tune(params, sizes) if self.library.autotune else DEFAULT_BLOCK
+            block = (autotuned_block(self.library.key, self.kernel.name, sizes,
+                                     lambda choice: self._time(params, sizes, choice))
+                     if self.library.autotune else DEFAULT_BLOCK)
             self.blocks[sizes] = block
         self._launch(params, sizes, block)
 
@@ -121,19 +175,16 @@ class _Launcher:
         for function, (_, grid) in zip(self.functions, plan):
             function((grid,), (block,), params)
 
-    def _tune(self, params, sizes) -> int:
-        """NOTE(cuda-autotune)."""
+    def _time(self, params, sizes, block: int) -> float:
+        """Milliseconds a launch takes with `block` threads a block (NOTE(cuda-autotune))."""
         cupy = self.library.cupy
-        timings = {}
-        for block in BLOCK_CHOICES:
+        self._launch(params, sizes, block)
+        samples = []
+        for _ in range(5):
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
             self._launch(params, sizes, block)
-            samples = []
-            for _ in range(5):
-                start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-                start.record()
-                self._launch(params, sizes, block)
-                stop.record()
-                stop.synchronize()
-                samples.append(cupy.cuda.get_elapsed_time(start, stop))
-            timings[block] = sorted(samples)[2]
-        return min(timings, key=timings.get)
+            stop.record()
+            stop.synchronize()
+            samples.append(cupy.cuda.get_elapsed_time(start, stop))
+        return sorted(samples)[2]

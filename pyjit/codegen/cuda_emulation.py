@@ -4,9 +4,10 @@ NOTE(cuda-emulation): the generated `.cu` text is compiled unchanged by the host
 compiler after a small header that defines what CUDA provides: `threadIdx`, `blockIdx`
 (per thread), `blockDim`, `gridDim`, `__syncthreads` (an OpenMP barrier), warp shuffles
 (`__shfl_down_sync`: each thread publishes its value, a barrier, each reads its lane +
-offset within its warp of 32, or keeps its own value past the warp's end),
+offset within its warp of 32, or keeps its own value past the warp's end; `__shfl_sync`
+likewise reads a given lane of its warp),
 `__shared__` (a static: one copy for the block, blocks run one after the other), the
-bit casts, and the math functions (the C library's). A launch runs its blocks in a loop
+bit casts, the float16 conversions (the host compiler's `_Float16`), and the math functions (the C library's). A launch runs its blocks in a loop
 and the threads of a block as that many OpenMP threads, so barriers and shuffles behave
 as on a GPU for code that reaches them from every thread (NOTE(block-reduce)). What this
 cannot show: timing, memory coalescing, warp divergence, and the GPU's own math library
@@ -65,6 +66,26 @@ static T __shfl_down_sync(unsigned, T value, unsigned offset) {
     _Pragma("omp barrier")
     const bool inside = (self & 31u) + offset < 32u && self + offset < blockDim.x;
     return inside ? slots[turn][self + offset] : value;
+}
+
+/* float16 (NOTE(cuda-half) in cuda_renderer.py): the host compiler's _Float16 converts
+   with round to nearest even, straight from float or double. */
+struct pyjit_half { unsigned short bits; };
+static inline float pyjit_half2float(const pyjit_half h) { _Float16 v; memcpy(&v, &h.bits, 2); return (float)v; }
+static inline pyjit_half pyjit_float2half(const float f) {
+    const _Float16 v = (_Float16)f; pyjit_half h; memcpy(&h.bits, &v, 2); return h; }
+static inline pyjit_half pyjit_double2half(const double d) {
+    const _Float16 v = (_Float16)d; pyjit_half h; memcpy(&h.bits, &v, 2); return h; }
+
+/* __shfl_sync(mask, value, 0), the only lane the renderer reads (NOTE(warp-rows)): the
+   same exchange, reading the first lane of the thread's warp. */
+template <typename T>
+static T __shfl_sync(unsigned, T value, int lane) {
+    static T slots[2][1024];
+    const unsigned self = threadIdx.x, turn = pyjit_exchange++ & 1u;
+    slots[turn][self] = value;
+    _Pragma("omp barrier")
+    return slots[turn][(self & ~31u) + (unsigned)lane];
 }
 
 static inline float __int_as_float(int bits) { float value; memcpy(&value, &bits, 4); return value; }

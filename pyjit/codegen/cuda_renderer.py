@@ -10,6 +10,9 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
     (grid-stride over rows), the row's elements strided over the block's threads, each
     reduction combined per thread, then across the block by warp shuffles and shared
     memory; statements of the row itself are run by thread 0;
+  * `warps`: the same for short rows (every loop of the row at most WARP_ROW elements,
+    known when rendering): a warp per row, its elements strided over the 32 lanes and
+    combined by shuffles alone (NOTE(warp-rows));
   * `team`: a kernel whose parallel loops sit inside a serial one (columnar reductions,
     NOTE(columnar-reductions)): one launch in which every parallel loop is a grid-stride
     loop with the same partition, so each thread owns the same columns throughout and no
@@ -25,7 +28,7 @@ loop counter fits (NOTE(cuda-index-width)), else `int64_t`.
 Numbers: float32 and float64 as in C (float32 sums accumulate in double, integers wrap
 in uint64), the CUDA math library without fast math (`expf`, `sinf`, ...: NaN and
 infinities as IEEE and NumPy have them; ulp errors differ from glibc's); scalar ops are
-their entries' CUDA spellings (NOTE(spelling)). Kept values (NOTE(kept-values)) are
+their entries' CUDA spellings (NOTE(spelling)); float16 as NOTE(cuda-half). Kept values (NOTE(kept-values)) are
 computed again instead of kept: a row lives across a block's threads, not in one stack.
 """
 
@@ -39,10 +42,40 @@ import numpy as np
 
 from ..ops.formula import SCALAR_OPS
 from ..ops.registry import REGISTRY
-from ..ops.spelling import HELPERS
 from .c_renderer import ctype, index_text, literal, suffix, utype
+from .cuda_prelude import PRELUDE
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, walk_values)
+
+HALF = np.dtype(np.float16)
+FLOAT = np.dtype(np.float32)
+
+# NOTE(cuda-half): float16 is stored as half (`pyjit_half`, 16 bits) and computed in
+# float32, as NumPy's float16 loops do: a load converts to float (exact), every float16
+# value an op computes is rounded to half at once (`pyjit_round_half`: round to nearest
+# even, so the next op sees what NumPy's next ufunc sees), a cast from float64 rounds
+# straight from double (as NumPy does: no double rounding through float), and a store
+# converts back (exact, the value being a half already). Reductions accumulate as for
+# float32 (sums in double, the rest in float) and round once at the end. The conversions
+# are PTX `cvt` instructions rather than cuda_fp16.h, which NVRTC from PyPI does not ship;
+# the emulation header defines the same functions with the host compiler's _Float16
+# (both in cuda_prelude.py).
+
+
+def vtype(dtype) -> str:
+    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half))."""
+    return "float" if np.dtype(dtype) == HALF else ctype(dtype)
+
+
+def stype(dtype) -> str:
+    """The C type an element of a buffer of `dtype` is stored as."""
+    return "pyjit_half" if np.dtype(dtype) == HALF else ctype(dtype)
+
+
+def _computed(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    return FLOAT if dtype == HALF else dtype
+
 
 # Partials of a split reduction: at most this many blocks take part in the first pass.
 SPLIT_BLOCKS = 1024
@@ -51,13 +84,22 @@ SLOT_BYTES = 16
 # Grid-stride loops cap the grid: more blocks than this step through the rest.
 MAX_GRID = 65535
 # The launch modes whose blocks combine values across their threads (NOTE(block-reduce)).
-BLOCK_REDUCING = frozenset({"rows", "split", "finish"})
+BLOCK_REDUCING = frozenset({"rows", "warps", "split", "finish"})
+# NOTE(warp-rows): a row of a few hundred elements leaves most of a block idle, so rows
+# whose loops all have at most WARP_ROW iterations (known when rendering) get a warp
+# each: the block's warps take consecutive rows, a row's elements are strided over the
+# 32 lanes, and reductions fold by shuffles alone (no shared memory, no barrier), to lane
+# 0 and broadcast back, so every lane goes on with the same bits. Every warp of a block
+# runs the row loop the same number of times: a warp past the last row redoes the last
+# row with `active` false (it loads, reduces and stores nothing), so code that reaches
+# shuffles from the whole block (and the emulation's block-wide exchange) stays convergent.
+WARP_ROW = 256
 
 
 class CudaDialect:
     """What the shared spellings need to know about CUDA (NOTE(spelling))."""
 
-    ctype = staticmethod(ctype)
+    ctype = staticmethod(vtype)
     utype = staticmethod(utype)
     suffix = staticmethod(suffix)
 
@@ -78,11 +120,26 @@ class CudaDialect:
 
 
 def spell(op: str, args: list[str], dtypes: list, out: np.dtype) -> str:
-    return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [np.dtype(d) for d in dtypes], np.dtype(out))
+    """`op` on `args` as computed: float16 operands and results as float (NOTE(cuda-half))."""
+    dtypes, out = [np.dtype(d) for d in dtypes], np.dtype(out)
+    if HALF in dtypes and (op in ("maximum", "minimum") or (op == "cast" and out == np.uint32)):
+        return _half_spelling(op, args)
+    return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [_computed(d) for d in dtypes], _computed(out))
+
+
+def _half_spelling(op: str, args: list[str]) -> str:
+    """Where NumPy's float16 loops are not its float32 ones: maximum and minimum keep the
+    first operand on ties (so of +0 and -0) and NaN, and a cast to uint32 goes through
+    int64 (NaN and infinities give 0) instead of float32's offset trick."""
+    if op == "cast":
+        return f"(uint32_t)(int64_t){args[0]}"
+    a, b = args
+    relation = ">=" if op == "maximum" else "<="
+    return f"(({a} {relation} {b} || {a} != {a}) ? {a} : {b})"
 
 
 def cuda_literal(value, dtype: np.dtype) -> str:
-    dtype = np.dtype(dtype)
+    dtype = _computed(dtype)
     return CudaDialect.float_literal(value, dtype) if dtype.kind == "f" else literal(value, dtype)
 
 
@@ -103,6 +160,8 @@ class Launch:
             return 1
         if self.mode == "rows":
             count = extent
+        elif self.mode == "warps":
+            count = -(-extent // (block // 32))
         else:
             count = -(-extent // block)
         if self.mode == "split":
@@ -138,105 +197,6 @@ class CudaUnit:
     kernels: dict
 
 
-_PRELUDE_HEAD = """/* generated by pyjit's CUDA renderer */
-#ifdef __CUDACC_RTC__  /* NVRTC has no C library headers */
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-#else
-#include <stdint.h>
-#endif
-#define PYJIT_FN __device__ __forceinline__
-#define PYJIT_B(name) name
-"""
-
-# NOTE(block-reduce): every thread of the block calls pyjit_block_reduce with its partial
-# (convergent code: no thread returns early), so its shuffles and barriers are reached
-# by all of them. Each warp folds its lanes with shuffles (lane 0 ends with the warp's
-# value) and writes it to shared memory; then every warp folds those warp values the
-# same way (only warp 0's result is used: the others repeat the work to stay
-# convergent), and thread 0's result is broadcast through shared memory. The order of
-# combination is fixed, so a launch configuration always gives the same bits.
-_BLOCK_REDUCE = r"""
-#define PYJIT_SHFL(T, V) PYJIT_FN T pyjit_shfl_down(T v, unsigned offset) { \
-    return (T)__shfl_down_sync(0xffffffffu, (V)v, offset); }
-PYJIT_SHFL(float, float)
-PYJIT_SHFL(double, double)
-PYJIT_SHFL(int8_t, int)
-PYJIT_SHFL(int16_t, int)
-PYJIT_SHFL(int32_t, int)
-PYJIT_SHFL(uint8_t, unsigned)
-PYJIT_SHFL(uint16_t, unsigned)
-PYJIT_SHFL(uint32_t, unsigned)
-PYJIT_SHFL(int64_t, long long)
-PYJIT_SHFL(uint64_t, unsigned long long)
-
-template <typename T, typename Combine>
-__device__ T pyjit_block_reduce(T value, T identity, Combine combine) {
-    __shared__ T warps[32];
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    for (unsigned offset = 16; offset > 0; offset >>= 1)
-        value = combine(value, pyjit_shfl_down(value, offset));
-    if (lane == 0) warps[warp] = value;
-    __syncthreads();
-    value = lane < ((blockDim.x + 31u) >> 5) ? warps[lane] : identity;
-    for (unsigned offset = 16; offset > 0; offset >>= 1)
-        value = combine(value, pyjit_shfl_down(value, offset));
-    __syncthreads();
-    if (threadIdx.x == 0) warps[0] = value;
-    __syncthreads();
-    value = warps[0];
-    __syncthreads();
-    return value;
-}
-
-/* The (value, position) pairs of argmax/argmin: the better value, the first position
-   among equals; a NaN value is better than any number (NumPy returns the first NaN). */
-template <typename T, bool Max>
-__device__ void pyjit_arg_combine(T &value, int64_t &position, T other, int64_t other_position) {
-    const bool nan = value != value, other_nan = other != other;
-    bool take;
-    if (other_position < 0) take = false;
-    else if (position < 0) take = true;
-    else if (nan || other_nan) take = other_nan && (!nan || other_position < position);
-    else if (other == value) take = other_position < position;
-    else take = Max ? other > value : other < value;
-    if (take) { value = other; position = other_position; }
-}
-
-template <typename T, bool Max>
-__device__ void pyjit_block_arg_reduce(T &value, int64_t &position) {
-    __shared__ T values[32];
-    __shared__ int64_t positions[32];
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    for (int round = 0; round < 2; ++round) {
-        for (unsigned offset = 16; offset > 0; offset >>= 1) {
-            T other = pyjit_shfl_down(value, offset);
-            int64_t other_position = pyjit_shfl_down(position, offset);
-            if (lane + offset < 32u) pyjit_arg_combine<T, Max>(value, position, other, other_position);
-        }
-        if (round == 0) {
-            if (lane == 0) { values[warp] = value; positions[warp] = position; }
-            __syncthreads();
-            if (lane < ((blockDim.x + 31u) >> 5)) { value = values[lane]; position = positions[lane]; }
-            else { position = -1; }
-            __syncthreads();
-        }
-    }
-    if (threadIdx.x == 0) { values[0] = value; positions[0] = position; }
-    __syncthreads();
-    value = values[0];
-    position = positions[0];
-    __syncthreads();
-}
-"""
-
-PRELUDE = _PRELUDE_HEAD + HELPERS + _BLOCK_REDUCE
 
 
 def render_unit(kernels: list[Kernel]) -> CudaUnit:
@@ -345,6 +305,7 @@ class _KernelWriter:
         self.body = forget_kept_values(kernel.body)
         self.index_type = "int32_t" if _fits_int32(kernel) else "int64_t"
         self.params = {buffer.name: f"b{position}" for position, buffer in enumerate(kernel.buffers)}
+        self.dtypes = {buffer.name: np.dtype(buffer.dtype) for buffer in kernel.buffers}
         self.lines: list[str] = []
         self.launches: list[Launch] = []
         self.slots: dict[str, tuple[int, np.dtype]] = {}  # top-level reduction -> (workspace offset, dtype)
@@ -366,13 +327,14 @@ class _KernelWriter:
                 if isinstance(statement, Reduce):
                     self._split_reduction(statement)
                 elif _is_row_loop(statement):
-                    self._function("rows", _extent(statement.dims), lambda s=statement: self._row_launch(s))
+                    mode = "warps" if _is_short_row(statement) else "rows"
+                    self._function(mode, _extent(statement.dims), lambda s=statement, m=mode: self._row_launch(s, m))
                 else:
                     self._function("elements", _extent(statement.dims), lambda s=statement: self._elements(s))
             self._flush(pending_stores)
         kernel = self.kernel
         workspace = sum(SLOT_BYTES * (SPLIT_BLOCKS + 2) for _ in self.slots)
-        self.result = CudaKernel(kernel.name, tuple((ctype(b.dtype), b.output) for b in kernel.buffers),
+        self.result = CudaKernel(kernel.name, tuple((stype(b.dtype), b.output) for b in kernel.buffers),
                                  kernel.sizes, tuple(self.launches), workspace, self.index_type)
         return "\n".join(self.lines)
 
@@ -392,13 +354,13 @@ class _KernelWriter:
         params = []
         for position, buffer in enumerate(self.kernel.buffers):
             qualifier = "" if buffer.output else "const "
-            params.append(f"{qualifier}{ctype(buffer.dtype)} *__restrict__ b{position}")
+            params.append(f"{qualifier}{stype(buffer.dtype)} *__restrict__ b{position}")
         params.append("uint8_t *__restrict__ ws")
         params += [f"const int64_t {size}" for size in self.kernel.sizes]
         self.lines.append(f'extern "C" __global__ void __launch_bounds__(1024) {name}({", ".join(params)}) {{')
         start = len(self.lines)
         for var, (offset, dtype) in self.slots.items():  # results of earlier split reductions
-            self._emit(1, f"const {ctype(dtype)} {var} = *(const {ctype(dtype)} *)(ws + {offset});")
+            self._emit(1, f"const {vtype(dtype)} {var} = *(const {vtype(dtype)} *)(ws + {offset});")
         self.temps = 0
         body()
         self.lines[start:] = _drop_unused_constants(self.lines[start:])
@@ -412,10 +374,21 @@ class _KernelWriter:
         self._block(loop.body, 2, {}, "thread")
         self._emit(1, "}")
 
-    def _row_launch(self, loop: Loop) -> None:
-        self._grid_stride("row", _extent(loop.dims), 1, "blockIdx.x", "gridDim.x")
+    def _row_launch(self, loop: Loop, mode: str) -> None:
+        if mode == "rows":
+            self._grid_stride("row", _extent(loop.dims), 1, "blockIdx.x", "gridDim.x")
+            self._unflatten(loop.dims, "row", 2)
+            self._block(loop.body, 2, {}, "block")
+            self._emit(1, "}")
+            return
+        # NOTE(warp-rows): every warp of the block runs this loop as often as the others.
+        t, rows = self.index_type, self._index(_extent(loop.dims))
+        self._grid_stride("first", _extent(loop.dims), 1, "blockIdx.x * (blockDim.x >> 5)",
+                          "gridDim.x * (blockDim.x >> 5)")
+        self._emit(2, f"const bool active = first + ({t})(threadIdx.x >> 5) < ({t})({rows});")
+        self._emit(2, f"const {t} row = active ? first + ({t})(threadIdx.x >> 5) : ({t})({rows}) - 1;")
         self._unflatten(loop.dims, "row", 2)
-        self._block(loop.body, 2, {}, "block")
+        self._block(loop.body, 2, {}, "warp")
         self._emit(1, "}")
 
     def _split_reduction(self, reduce: Reduce) -> None:
@@ -439,7 +412,7 @@ class _KernelWriter:
         self.slots[reduce.name] = (result, reduce.dtype)
 
     def _write_slot(self, address: str, value: str, position: str | None, reduce: Reduce) -> None:
-        acc = ctype(self._acc_dtype(reduce))
+        acc = vtype(self._acc_dtype(reduce))
         self._emit(1, "if (threadIdx.x == 0) {")
         self._emit(2, f"*({acc} *)({address}) = {value};")
         if position is not None:
@@ -449,7 +422,7 @@ class _KernelWriter:
     def _combine_partials(self, reduce: Reduce, partials: int, result: int) -> None:
         """The finishing pass: one block folds the partials in block order."""
         acc_dtype = self._acc_dtype(reduce)
-        acc = ctype(acc_dtype)
+        acc = vtype(acc_dtype)
         rule = REGISTRY[reduce.kind].reduction
         self._emit(1, f"{acc} value = {self._identity(reduce)};")
         if rule.positional:
@@ -465,32 +438,33 @@ class _KernelWriter:
         self._emit(1, "}")
         self._block_combine(reduce, 1)
         final = self._final(reduce, "value", "position")
-        self._emit(1, f"if (threadIdx.x == 0) *({ctype(reduce.dtype)} *)(ws + {result}) = {final};")
+        self._emit(1, f"if (threadIdx.x == 0) *({vtype(reduce.dtype)} *)(ws + {result}) = {final};")
 
     # -- statements ---------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, role: str) -> None:
-        """`role`: "thread" (one thread runs the statements as written) or "block" (the
-        body of a row: its loops and reductions spread over the block's threads)."""
+        """`role`: "thread" (one thread runs the statements as written), "block" or "warp"
+        (the body of a row: its loops and reductions spread over the block's threads or
+        the warp's lanes)."""
         for statement in body:
             if isinstance(statement, Loop):
                 self._loop(statement, depth, scope, role)
             elif isinstance(statement, Reduce):
-                if role == "block":
-                    self._reduction(statement, depth, scope, "threadIdx.x", "blockDim.x", None)
+                if role in _SPREAD:
+                    self._reduction(statement, depth, scope, *_SPREAD[role][:2], None, role)
                 else:
                     self._serial_reduction(statement, depth, scope)
             elif isinstance(statement, Scratch):
                 raise AssertionError("kept values are undone before rendering")
-            elif role == "block":  # a statement of the row: the whole block agrees, one thread writes
+            elif role in _SPREAD:  # a statement of the row: all threads agree, one writes
                 value = self._value(statement.value, depth, scope)
-                self._emit(depth, f"if (threadIdx.x == 0) {self._target(statement)} = {value};")
+                self._emit(depth, f"if ({_SPREAD[role][2]}) {self._assign(statement, value)}")
             else:
-                self._emit(depth, f"{self._target(statement)} = {self._value(statement.value, depth, scope)};")
+                self._emit(depth, self._assign(statement, self._value(statement.value, depth, scope)))
 
     def _loop(self, loop: Loop, depth: int, scope: dict, role: str) -> None:
         extent = _extent(loop.dims)
-        if role == "block":
-            flat = self._grid_stride(f"e{self.temps}", extent, depth, "threadIdx.x", "blockDim.x")
+        if role in _SPREAD:
+            flat = self._grid_stride(f"e{self.temps}", extent, depth, *_SPREAD[role][:2], role == "warp")
         elif loop.parallel:  # inside a team launch: the same partition for every such loop
             flat = self._grid_stride(f"e{self.temps}", extent, depth, "blockIdx.x * blockDim.x + threadIdx.x",
                                      "gridDim.x * blockDim.x")
@@ -502,10 +476,13 @@ class _KernelWriter:
         self._block(loop.body, depth + 1, dict(scope), "thread")
         self._emit(depth, "}")
 
-    def _grid_stride(self, name: str, extent: Index, depth: int, start: str, step: str) -> str:
+    def _grid_stride(self, name: str, extent: Index, depth: int, start: str, step: str,
+                     if_active: bool = False) -> str:
+        """A strided loop; `if_active`: none of it in a warp past the last row (NOTE(warp-rows))."""
         self.temps += 1
         t = self.index_type
-        self._emit(depth, f"for ({t} {name} = ({t})({start}); {name} < ({t})({self._index(extent)}); "
+        condition = f"{name} < ({t})({self._index(extent)})"
+        self._emit(depth, f"for ({t} {name} = ({t})({start}); {'active && ' if if_active else ''}{condition}; "
                           f"{name} += ({t})({step})) {{")
         return name
 
@@ -520,7 +497,7 @@ class _KernelWriter:
     def _serial_reduction(self, reduce: Reduce, depth: int, scope: dict) -> None:
         acc_dtype = self._acc_dtype(reduce)
         rule = REGISTRY[reduce.kind].reduction
-        self._emit(depth, f"{ctype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
+        self._emit(depth, f"{vtype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
         if rule.positional:
             self._emit(depth, f"int64_t {reduce.name}_pos = -1;")
         flat = f"e{self.temps}"
@@ -529,26 +506,28 @@ class _KernelWriter:
                           f"{flat}++) {{")
         self._fold(reduce, flat, depth + 1, scope)
         self._emit(depth, "}")
-        self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+        self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = "
                           f"{self._final(reduce, reduce.name + '_acc', reduce.name + '_pos')};")
 
-    def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot) -> None:
-        """A reduction spread over threads (`start`, `step`), then over the block; its
-        result is `reduce.name` in every thread, or `write_slot(value, position)`'s."""
-        acc = ctype(self._acc_dtype(reduce))
+    def _reduction(self, reduce: Reduce, depth: int, scope: dict, start: str, step: str, write_slot,
+                   role: str = "block") -> None:
+        """A reduction spread over threads (`start`, `step`), then over the block (or the
+        warp: `role`); its result is `reduce.name` in every thread, or
+        `write_slot(value, position)`'s."""
+        acc = vtype(self._acc_dtype(reduce))
         rule = REGISTRY[reduce.kind].reduction
         value_name, position_name = (f"{reduce.name}_acc", f"{reduce.name}_pos")
         self._emit(depth, f"{acc} {value_name} = {self._identity(reduce)};")
         if rule.positional:
             self._emit(depth, f"int64_t {position_name} = -1;")
-        flat = self._grid_stride(f"e{self.temps}", _extent(reduce.dims), depth, start, step)
+        flat = self._grid_stride(f"e{self.temps}", _extent(reduce.dims), depth, start, step, role == "warp")
         self._fold(reduce, flat, depth + 1, scope)
         self._emit(depth, "}")
-        self._block_combine(reduce, depth, value_name, position_name)
+        self._block_combine(reduce, depth, value_name, position_name, role)
         if write_slot is not None:
             write_slot(value_name, position_name if rule.positional else None)
         else:
-            self._emit(depth, f"const {ctype(reduce.dtype)} {reduce.name} = "
+            self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = "
                               f"{self._final(reduce, value_name, position_name)};")
 
     def _fold(self, reduce: Reduce, flat: str, depth: int, scope: dict) -> None:
@@ -559,27 +538,31 @@ class _KernelWriter:
         rule = REGISTRY[reduce.kind].reduction
         acc = f"{reduce.name}_acc"
         if rule.positional:
-            self._emit(depth, f"pyjit_arg_combine<{ctype(reduce.value.dtype)}, {_is_max(rule)}>"
+            self._emit(depth, f"pyjit_arg_combine<{vtype(reduce.value.dtype)}, {_is_max(rule)}>"
                               f"({acc}, {reduce.name}_pos, {value}, (int64_t){flat});")
         else:
             self._emit(depth, f"{acc} = {self._combine_text(reduce, acc, value)};")
         for store in reduce.stores:
-            self._emit(depth, f"{self._target(store)} = {self._value(store.value, depth, inner)};")
+            self._emit(depth, self._assign(store, self._value(store.value, depth, inner)))
 
-    def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position") -> None:
+    def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position",
+                       role: str = "block") -> None:
         rule = REGISTRY[reduce.kind].reduction
         acc_dtype = self._acc_dtype(reduce)
-        acc = ctype(acc_dtype)
+        acc = vtype(acc_dtype)
         if rule.positional:
-            self._emit(depth, f"pyjit_block_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
+            self._emit(depth, f"pyjit_{role}_arg_reduce<{acc}, {_is_max(rule)}>({value}, {position});")
             return
-        combine = self._combine_text(reduce, "a", "b")
-        self._emit(depth, f"{value} = pyjit_block_reduce<{acc}>({value}, ({acc}){self._identity(reduce)}, "
-                          f"[](const {acc} a, const {acc} b) -> {acc} {{ return {combine}; }});")
+        combine = f"[](const {acc} a, const {acc} b) -> {acc} {{ return {self._combine_text(reduce, 'a', 'b')}; }}"
+        if role == "warp":
+            self._emit(depth, f"{value} = pyjit_warp_reduce<{acc}>({value}, {combine});")
+        else:
+            self._emit(depth, f"{value} = pyjit_block_reduce<{acc}>({value}, ({acc}){self._identity(reduce)}, "
+                              f"{combine});")
 
     def _combine_text(self, reduce: Reduce, acc: str, value: str) -> str:
         acc_dtype = self._acc_dtype(reduce)
-        acc_type = ctype(acc_dtype)
+        acc_type = vtype(acc_dtype)
         combined = spell(REGISTRY[reduce.kind].reduction.combine, [acc, f"({acc_type}){value}"],
                          [acc_dtype, acc_dtype], acc_dtype)
         return f"({acc_type})({combined})"
@@ -589,19 +572,24 @@ class _KernelWriter:
         acc_dtype = self._acc_dtype(reduce)
         source = reduce.value.dtype if rule.positional else reduce.dtype
         return cuda_literal(rule.identity(source), acc_dtype) if acc_dtype == source else \
-            f"({ctype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
+            f"({vtype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
 
     def _final(self, reduce: Reduce, value: str, position: str) -> str:
         if REGISTRY[reduce.kind].reduction.positional:
-            return f"({ctype(reduce.dtype)})({position} < 0 ? 0 : {position})"
-        return f"({ctype(reduce.dtype)}){value}"
+            return f"({vtype(reduce.dtype)})({position} < 0 ? 0 : {position})"
+        if reduce.dtype == HALF:  # accumulated in double or float (NOTE(cuda-half))
+            return f"pyjit_round_half_double({value})"
+        return f"({vtype(reduce.dtype)}){value}"
 
     def _acc_dtype(self, reduce: Reduce) -> np.dtype:
         return accumulator_dtype(reduce.kind, np.dtype(reduce.dtype), np.dtype(reduce.value.dtype))
 
     # -- values ---------------------------------------------------------------------------
-    def _target(self, store: Store) -> str:
-        return f"{self.params[store.buffer]}[{self._index(store.index)}]"
+    def _assign(self, store: Store, value: str) -> str:
+        target = f"{self.params[store.buffer]}[{self._index(store.index)}]"
+        if self.dtypes[store.buffer] == HALF:
+            value = f"pyjit_float2half({value})"
+        return f"{target} = {value};"
 
     def _index(self, index: Index) -> str:
         return index_text(index)
@@ -617,12 +605,17 @@ class _KernelWriter:
             return scope[value]
         if isinstance(value, Load):
             text = f"{self.params[value.buffer]}[{self._index(value.index)}]"
+            if self.dtypes[value.buffer] == HALF:
+                text = f"pyjit_half2float({text})"
         else:
             args = [self._value(arg, depth, scope) for arg in value.args]
             text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
+            if value.dtype == HALF:  # NOTE(cuda-half)
+                double = value.op == "cast" and value.args[0].dtype == np.float64
+                text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
         name = f"t{self.temps}"
         self.temps += 1
-        self._emit(depth, f"const {ctype(value.dtype)} {name} = {text};")
+        self._emit(depth, f"const {vtype(value.dtype)} {name} = {text};")
         scope[value] = name
         return name
 
@@ -662,6 +655,22 @@ def _is_max(rule) -> str:
 
 def _is_row_loop(statement) -> bool:
     return isinstance(statement, Loop) and any(isinstance(s, (Loop, Reduce)) for s in statement.body)
+
+
+# How the body of a row is spread: (first element, step, the thread that writes the row's own results).
+_SPREAD = {"block": ("threadIdx.x", "blockDim.x", "threadIdx.x == 0"),
+           "warp": ("(threadIdx.x & 31u)", "32u", "active && (threadIdx.x & 31u) == 0")}
+
+
+def _is_short_row(loop: Loop) -> bool:
+    """NOTE(warp-rows): whether every loop and reduction of the row has at most WARP_ROW
+    iterations, known when rendering (a symbolic length may be long)."""
+    for statement in loop.body:
+        if isinstance(statement, (Loop, Reduce)):
+            extent = _extent(statement.dims).constant_value()
+            if extent is None or extent > WARP_ROW:
+                return False
+    return True
 
 
 def _parallel_extent(body) -> Index | None:

@@ -9,12 +9,16 @@ for the next op. A weak Python scalar is converted to the loop dtype as NumPy co
 it (a float rounded to float32, an int wrapped where np.where wraps it). Where no C
 expression can give NumPy's exact result for every input, the node is Unsupported and
 runs eagerly instead (integer reciprocal, an integer power whose exponent may be
-negative, float16 and complex loops, mixed-signedness loops other than comparisons).
+negative, complex loops, mixed-signedness loops other than comparisons, and float16
+loops outside NOTE(half-lowering)).
 A comparison of an integer array with a Python int its dtype cannot hold has one answer
 for every element (NumPy 2 compares exactly), so it folds to that constant.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
 
 import numpy as np
 
@@ -27,6 +31,12 @@ from .kernel_ir import Call, Constant, Index, IndexValue, Value, simplify
 SUPPORTED_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
 INDEX_DTYPE = np.dtype(np.int64)
+HALF = np.dtype(np.float16)
+# NOTE(half-lowering): NumPy's float16 loops compute in float32 and round each result to
+# float16, which a kernel can do exactly when its renderer rounds every float16 value it
+# computes (the CUDA renderer does: NOTE(cuda-half)); the C renderer does not, so float16
+# is lowered only inside `lowering_half()`, which the CUDA targets' scheduling enters.
+_HALF_LOWERED = contextvars.ContextVar("pyjit_half_lowered", default=False)
 
 COMPARISONS = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # op -> op with sides swapped
 
@@ -37,9 +47,19 @@ class Unsupported(Exception):
 
 def check_dtype(dtype) -> np.dtype:
     dtype = np.dtype(dtype)
-    if dtype not in SUPPORTED_DTYPES:
+    if dtype not in SUPPORTED_DTYPES and not (dtype == HALF and _HALF_LOWERED.get()):
         raise Unsupported(f"dtype {dtype} has no kernel type")
     return dtype
+
+
+@contextlib.contextmanager
+def lowering_half(enabled: bool = True):
+    """float16 values are lowered inside this block (NOTE(half-lowering))."""
+    token = _HALF_LOWERED.set(enabled)
+    try:
+        yield
+    finally:
+        _HALF_LOWERED.reset(token)
 
 
 # -- operands of the formula language -------------------------------------------------

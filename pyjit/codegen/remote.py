@@ -4,7 +4,9 @@ NOTE(remote-cache): with `config.remote_cache = "redis://HOST:PORT/DB"`
 (PYJIT_REMOTE_CACHE), `build.load` looks a kernel up, after this process's table and
 the disk cache (NOTE(kernel-cache)), under `pyjit:kernel:<disk cache key>` in Redis;
 a kernel it compiles is stored there. A fetched library is written to the disk cache
-as if it had been compiled here, so the disk cache stays the first level.
+as if it had been compiled here, so the disk cache stays the first level. CUDA cubins
+(`pyjit:cubin:<key>`, NOTE(cuda-cache)) and autotuning choices (`pyjit:autotune:<key>`,
+NOTE(cuda-autotune)) are shared the same way: each entry's kind is part of its name.
 
 Loading a shared library is running its code, so entries are signed: an entry is
 `pyjit-kernel-1` + HMAC-SHA256(key, Redis key + library) + library, the key being the
@@ -59,18 +61,19 @@ class RemoteError(OSError):
     """The server could not be reached, did not answer in time, or answered an error."""
 
 
-def fetch(key: str) -> bytes | None:
-    """The library stored under the disk cache key `key`, verified; None when there is
-    no remote cache, no entry, the server fails, or the entry is refused."""
+def fetch(key: str, kind: str = "kernel") -> bytes | None:
+    """The entry of `kind` ("kernel", "cubin", "autotune") stored under the disk cache
+    key `key`, verified; None when there is no remote cache, no entry, the server fails,
+    or the entry is refused."""
     cache = _cache()
-    return cache.fetch(key) if cache is not None else None
+    return cache.fetch(key, kind) if cache is not None else None
 
 
-def store(key: str, library: bytes) -> None:
-    """Share `library` under `key` (signed); a failing server only warns."""
+def store(key: str, data: bytes, kind: str = "kernel") -> None:
+    """Share `data` as the entry of `kind` under `key` (signed); a failing server only warns."""
     cache = _cache()
     if cache is not None:
-        cache.store(key, library)
+        cache.store(key, data, kind)
 
 
 def reset() -> None:
@@ -125,8 +128,8 @@ class RemoteCache:
         self._connection: _Connection | None = None
         self._down_until = 0.0
 
-    def fetch(self, key: str) -> bytes | None:
-        name = f"pyjit:kernel:{key}"
+    def fetch(self, key: str, kind: str = "kernel") -> bytes | None:
+        name = f"pyjit:{kind}:{key}"
         entry = self._request(b"GET", name.encode())
         if entry is _FAILED:
             return None
@@ -139,13 +142,13 @@ class RemoteCache:
             trace.emit("remote_rejected", server=self.url, key=name)
             warnings.warn(f"pyjit: refused the entry {name} of the remote kernel cache {self.url}: it is not "
                           f"signed with this PYJIT_REMOTE_CACHE_KEY (tampered with, foreign or unsigned); "
-                          f"the kernel is compiled here and the entry overwritten", stacklevel=4)
+                          f"it is {'timed' if kind == 'autotune' else 'compiled'} here and the entry overwritten", stacklevel=4)
             return None
         counters["inductor"]["remote_hits"] += 1
         return library
 
-    def store(self, key: str, library: bytes) -> None:
-        name = f"pyjit:kernel:{key}"
+    def store(self, key: str, library: bytes, kind: str = "kernel") -> None:
+        name = f"pyjit:{kind}:{key}"
         if self._request(b"SET", name.encode(), self._signed(name, library)) is not _FAILED:
             counters["inductor"]["remote_stores"] += 1
 

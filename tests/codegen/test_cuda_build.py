@@ -88,3 +88,59 @@ def test_a_rejected_source_is_a_build_error_naming_the_saved_source(cache):
 def test_without_cupy_cuda_kernels_are_unavailable():
     with pytest.raises(build.CompilerUnavailable, match="need CuPy"):
         cuda_build.cupy_module()
+
+
+# -- autotuning choices (NOTE(cuda-autotune)); the timing itself needs a GPU: tests/gpu/ ----
+UNIT_KEY = cuda_build.cache_key(SOURCE, "sm_80", VERSIONS)
+
+
+class Timer:
+    """A stand-in for the CUDA-event timing of one launch: milliseconds by block size."""
+
+    def __init__(self, timings):
+        self.timings, self.calls = timings, []
+
+    def __call__(self, block):
+        self.calls.append(block)
+        return self.timings[block]
+
+
+def test_an_autotuned_block_is_timed_once_then_read_from_disk(cache):
+    timer = Timer({128: 3.0, 256: 1.0, 512: 2.0})
+    assert cuda_build.autotuned_block(UNIT_KEY, "g0_kernel0", (1000,), timer) == 256
+    assert sorted(timer.calls) == sorted(cuda_build.BLOCK_CHOICES)
+    slower = Timer({128: 0.1, 256: 9.0, 512: 9.0})
+    assert cuda_build.autotuned_block(UNIT_KEY, "g0_kernel0", (1000,), slower) == 256
+    assert slower.calls == []  # kept on disk: another process would not time it again
+    (record,) = (cache / "autotune").iterdir()
+    assert os.stat(record).st_mode & 0o022 == 0 and os.stat(cache / "autotune").st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("change", [{"kernel": "g0_kernel1"}, {"sizes": (1001,)},
+                                    {"unit_key": cuda_build.cache_key(SOURCE, "sm_90", VERSIONS)},
+                                    {"unit_key": cuda_build.cache_key(SOURCE, "sm_80", {**VERSIONS, "cupy": "14.1"})}])
+def test_the_autotune_key_covers_kernel_sizes_architecture_and_versions(cache, change):
+    arguments = {"unit_key": UNIT_KEY, "kernel": "g0_kernel0", "sizes": (1000,)}
+    cuda_build.autotuned_block(**arguments, time_block=Timer({128: 1.0, 256: 2.0, 512: 3.0}))
+    timer = Timer({128: 3.0, 256: 2.0, 512: 1.0})
+    assert cuda_build.autotuned_block(**{**arguments, **change}, time_block=timer) == 512
+    assert len(timer.calls) == 3
+
+
+@pytest.mark.parametrize("damage", ["not_a_choice", "garbage", "group_writable", "symlink"])
+def test_an_untrusted_autotune_record_is_timed_again_and_replaced(cache, tmp_path, damage):
+    cuda_build.autotuned_block(UNIT_KEY, "k", (7,), Timer({128: 1.0, 256: 2.0, 512: 3.0}))
+    (path,) = (cache / "autotune").iterdir()
+    if damage == "not_a_choice":
+        path.write_text('{"block": 2048}')
+    elif damage == "garbage":
+        path.write_text("{")
+    elif damage == "group_writable":
+        os.chmod(path, 0o620)
+    else:  # a link to a record someone else chose
+        os.unlink(path)
+        (tmp_path / "elsewhere").write_text('{"block": 512}')
+        os.symlink(tmp_path / "elsewhere", path)
+    timer = Timer({128: 2.0, 256: 1.0, 512: 3.0})
+    assert cuda_build.autotuned_block(UNIT_KEY, "k", (7,), timer) == 256 and len(timer.calls) == 3
+    assert not os.path.islink(path) and os.stat(path).st_mode & 0o022 == 0

@@ -6,7 +6,7 @@ pointwise op, cast and reduction in every kernel dtype (NaN, infinities, signed 
 integer extremes), and the graphs of the benchmark workloads. All graphs go through the
 inductor backend's "cuda-emulation" target (NOTE(targets)): the same schedule and glue
 as on a GPU, one CUDA source for the whole corpus, compiled once by the host compiler.
-Launches that reduce across a block use 64 threads a block (32 for the others) and at
+Launches that reduce across a block or a warp use 64 threads a block (32 for the others) and at
 most 3 blocks, so grid-stride loops step several times and block reductions cross warps;
 the sizes are not multiples of the block.
 """
@@ -15,17 +15,19 @@ import dataclasses
 import importlib.util
 import pathlib
 import sys
+import warnings
 
 import numpy as np
 import pytest
-from codegen.test_compiled_ops import (SAMPLES, UNCOMPARABLE, VECTOR_MATH_OPS, assert_same_kind, dynamic_ok,
-                                       resized, same_bits, special_graphs, tolerance, trace_dynamic)
+from codegen.test_compiled_ops import (KERNEL_DTYPES, SAMPLES, UNCOMPARABLE, VECTOR_MATH_OPS, assert_same_kind,
+                                       dynamic_ok, resized, same_bits, special_graphs, special_values, tolerance,
+                                       trace_dynamic)
 from ops.test_registry import assert_same_values, strided, trace
 
 import pyjit
 from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import cuda_emulation, cuda_renderer, nvrtc
-from pyjit.graph import GraphModule
+from pyjit.graph import Graph, GraphModule, TensorMeta
 from pyjit.ops import REGISTRY
 
 pytestmark = [pytest.mark.cuda_emulation,
@@ -175,3 +177,120 @@ def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch, symbolic):
     ptx, log = nvrtc.compile_ptx(cuda_renderer.render_unit(kernels).source, arch, quick=True)
     assert "warning" not in log.lower(), log[:3000]
     assert ptx.count(".entry") >= len(kernels)
+
+
+# -- float16 (NOTE(cuda-half)) ------------------------------------------------------------------
+HALF = np.dtype(np.float16)
+HALF_VALUES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 7.0, -7.0,
+                        65504.0, -65504.0, 300.5, -300.5, 2.0**-24, 6.1e-5, 1e-3, 0.1, 11.3, -0.7], HALF)
+HALF_REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+
+
+def half_graphs():
+    """(label, graph module, inputs): every pointwise op on float16 (binary ones over
+    broadcast operands), float16 with weak scalars and other dtypes, casts to and from
+    every kernel dtype, and every reduction over rows, columns, everything and a
+    strided view, at sizes that are not multiples of a warp; a fused softmax."""
+    cases = []
+
+    def add(label, build, *inputs):
+        graph = Graph()
+        nodes = [graph.placeholder(f"x{n}", TensorMeta(x.shape, x.dtype)) for n, x in enumerate(inputs)]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                graph.output(build(*nodes))
+        except (TypeError, ValueError):
+            return False
+        cases.append((label, GraphModule(graph), list(inputs)))
+        return True
+
+    rows, columns = HALF_VALUES[:, None], HALF_VALUES[None, :]  # broadcast, not copied
+    for name, entry in REGISTRY.items():
+        if entry.category == "pointwise" and name not in ("clip", "where", "astype", "round"):
+            add(name, entry, HALF_VALUES) or add(name, entry, rows, columns)
+    add("add-weak-scalar", lambda x: REGISTRY["multiply"](REGISTRY["add"](x, 0.1), 3), HALF_VALUES)
+    add("multiply-int8", REGISTRY["multiply"], HALF_VALUES, np.arange(-12, 13, dtype=np.int8))
+    add("add-float32", REGISTRY["add"], HALF_VALUES, np.linspace(-2, 2, HALF_VALUES.size, dtype=np.float32))
+    for dtype in KERNEL_DTYPES:
+        add(f"astype-float16-{dtype}", lambda x, dtype=dtype: REGISTRY["astype"](x, dtype), HALF_VALUES)
+        add(f"astype-{dtype}-float16", lambda x: REGISTRY["astype"](x, HALF), special_values(dtype))
+    random = np.random.default_rng(0).normal(0, 3, (37, 45)).astype(HALF)
+    for name in HALF_REDUCTIONS:
+        add(f"{name}-all", REGISTRY[name], random)
+        add(f"{name}-rows", lambda x, name=name: REGISTRY[name](x, axis=-1), random)
+        add(f"{name}-columns", lambda x, name=name: REGISTRY[name](x, axis=0), random)
+        add(f"{name}-strided", lambda x, name=name: REGISTRY[name](x, axis=-1), random[::2, 1::3])
+        add(f"{name}-special", REGISTRY[name], HALF_VALUES)
+
+    def softmax(x):
+        shifted = REGISTRY["exp"](REGISTRY["subtract"](x, REGISTRY["max"](x, axis=-1, keepdims=True)))
+        return REGISTRY["divide"](shifted, REGISTRY["sum"](shifted, axis=-1, keepdims=True))
+    add("softmax", softmax, random)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def half_corpus():
+    cases = half_graphs()
+    compiled = compile_graphs([(module, inputs) for _, module, inputs in cases], target="cuda-emulation")
+    return [(label, module, function, inputs) for (label, module, inputs), function in zip(cases, compiled)]
+
+
+def half_mismatches(label: str, actual: np.ndarray, expected: np.ndarray, inputs: list) -> np.ndarray:
+    """Where `actual` is outside what NOTE(cuda-half) promises against NumPy: the same
+    bits for every op, cast, max/min/arg and logical reduction; within one float16 ulp
+    where the math library is involved (glibc's or CUDA's float32 result and NumPy's
+    differ by a few float32 ulps, which can round to neighbouring halves); sums and
+    products within one float16 ulp plus the error of NumPy's float32 accumulation
+    (n * float32 eps * the sum of magnitudes)."""
+    same = same_bits(actual, expected, False)
+    if expected.dtype != HALF:
+        return ~same
+    name = label.split("-")[0]
+    ulp = np.spacing(np.abs(expected)).astype(np.float64)
+    error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    if name in VECTOR_MATH_OPS or name == "softmax":
+        same |= error <= ulp * (2 if name == "softmax" else 1)
+    if name in ("sum", "prod"):
+        x = np.abs(inputs[0].astype(np.float64))
+        magnitude = x.sum(axis=-1 if "rows" in label or "strided" in label else 0 if "columns" in label else None)
+        if name == "prod":
+            magnitude = np.abs(expected.astype(np.float64))
+        same |= error <= ulp + x.size * np.finfo(np.float32).eps * magnitude
+    return ~same
+
+
+def test_float16_kernels_give_numpys_results(half_corpus):
+    failures, compiled = [], 0
+    for label, module, function, inputs in half_corpus:
+        if function is module:
+            failures.append(f"{label}: not compiled")
+            continue
+        compiled += 1
+        with np.errstate(all="ignore"):
+            expected, actual = np.asarray(module(*inputs)), np.asarray(function(*inputs))
+            assert actual.dtype == expected.dtype and actual.shape == expected.shape, label
+            wrong = half_mismatches(label, actual, expected, inputs)
+        if wrong.any():
+            where = tuple(np.argwhere(wrong)[0]) if expected.ndim else ()
+            failures.append(f"{label} at {where}: NumPy {expected[where]!r}, kernel {actual[where]!r}")
+    assert failures == []
+    assert compiled > 80
+
+
+def test_float16_runs_eagerly_on_the_cpu_target():
+    """NOTE(half-lowering): the C renderer does not round each value to float16."""
+    label, module, inputs = half_graphs()[0]
+    assert compile_graphs([(module, inputs)], target="cpu")[0] is module
+
+
+@pytest.mark.skipif(nvrtc.available() is None, reason="no NVRTC (pip install nvidia-cuda-nvrtc-cu12) and no nvcc")
+def test_nvrtc_compiles_the_float16_kernels_without_warnings(half_corpus):
+    kernels = [kernel for _, module, function, _ in half_corpus for kernel in getattr(function, "kernels", ())]
+    source = cuda_renderer.render_unit(kernels).source
+    assert "pyjit_half *__restrict__" in source
+    for arch in ("sm_80", "sm_90"):
+        ptx, log = nvrtc.compile_ptx(source, arch, quick=True)
+        assert "warning" not in log.lower(), log[:3000]
+        assert ptx.count(".entry") >= len(kernels) and "cvt.rn.f16.f32" in ptx

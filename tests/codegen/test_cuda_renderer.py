@@ -5,7 +5,7 @@ running them in emulation: tests/codegen/test_cuda_emulation.py, with NVRTC comp
 import numpy as np
 import pytest
 
-from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, CudaDialect, launch_plan, render_unit)
+from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, WARP_ROW, CudaDialect, launch_plan, render_unit)
 from pyjit.codegen.kernel_ir import Index
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
@@ -35,6 +35,22 @@ def test_a_row_reduction_is_a_block_per_row_with_warp_shuffles():
     assert body.count("pyjit_block_reduce<") == 2  # the max, then the sum
     assert "blockIdx.x" in body and "threadIdx.x" in body
     assert "kept" not in body  # kept values are computed again (NOTE(cuda-renderer))
+
+
+def test_short_rows_get_a_warp_each_reducing_by_shuffles_alone():
+    kernel, source = rendered(softmax, (1000, WARP_ROW))
+    assert [launch.mode for launch in kernel.launches] == ["warps"]
+    body = source.split(kernel.launches[0].function, 1)[1]
+    assert body.count("pyjit_warp_reduce<") == 2 and "pyjit_block_reduce<" not in body
+    assert "__syncthreads" not in body
+    assert launch_plan(kernel, {}, 256)[0][1] == 1000 // 8  # 8 warps, so 8 rows, a block
+
+
+def test_long_or_symbolic_rows_keep_a_block_each():
+    env = ShapeEnv()
+    long_rows, _ = rendered(softmax, (10, WARP_ROW + 1))
+    symbolic, _ = rendered(softmax, (10, env.create_symbol(20)), shape_env=env)
+    assert [launch.mode for launch in long_rows.launches + symbolic.launches] == ["rows", "rows"]
 
 
 def test_a_full_reduction_is_split_in_two_passes_without_atomics():
@@ -77,8 +93,10 @@ def test_grids_cover_the_work_and_never_are_empty():
     kernel, _ = rendered(lambda x: op.sum(x), (100_000,))
     split, finish, single = launch_plan(kernel, {}, 256)
     assert split[1] == min(SPLIT_BLOCKS, -(-100_000 // 256)) and finish[1] == 1 and single[1] == 1
-    rows, _ = rendered(softmax, (7, 9))
+    rows, _ = rendered(softmax, (7, 1000))
     assert launch_plan(rows, {}, 64) == [(rows.launches[0].function, 7)]
+    warps, _ = rendered(softmax, (7, 9))
+    assert launch_plan(warps, {}, 64) == [(warps.launches[0].function, 4)]  # 2 rows a block
     empty, _ = rendered(lambda x: op.exp(x), (0,))
     assert launch_plan(empty, {}, 128)[0][1] == 1
     many, _ = rendered(lambda x: op.exp(x), (1 << 28,))
@@ -90,7 +108,7 @@ def test_symbolic_sizes_size_the_grid_at_launch():
     kernel, _ = rendered(softmax, (env.create_symbol(10), 16), shape_env=env)
     (size,) = kernel.sizes
     assert kernel.launches[0].extent == Index.name(size)
-    assert launch_plan(kernel, {size: 300}, 128)[0][1] == 300
+    assert launch_plan(kernel, {size: 300}, 128)[0][1] == 75  # rows of 16: a warp each, 4 a block
 
 
 @pytest.mark.parametrize("block", [0, 48, 2048])

@@ -15,7 +15,7 @@ import pytest
 
 import pyjit
 from pyjit import config
-from pyjit.codegen import build, remote
+from pyjit.codegen import build, cuda_build, remote
 from pyjit.utils import counters
 
 if shutil.which("cc") is None and shutil.which("gcc") is None:
@@ -158,7 +158,7 @@ def test_a_second_machine_compiles_nothing(redis_server, tmp_path):
 
 
 def tampered(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
-    return name, entry[:-100] + bytes([entry[-100] ^ 1]) + entry[-99:]
+    return name, entry[:-1] + bytes([entry[-1] ^ 1])
 
 
 def foreign(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
@@ -260,3 +260,104 @@ def test_a_password_is_not_shown(use_remote, monkeypatch):
     with pytest.warns(UserWarning, match=r"redis://:\*\*\*@127\.0\.0\.1") as warned:
         assert factor_of(build.load(source(10))) == 10.0
     assert "hunter2" not in str(warned[0].message)
+
+
+# -- CUDA cubins and autotuning choices (NOTE(cuda-cache), NOTE(cuda-autotune)) -------------
+# No GPU here: NVRTC and the CUDA-event timing are stand-ins that count their runs; what
+# is checked is the storage, keys, signatures and lookup order those paths go through.
+UNIT_KEY = cuda_build.cache_key("unit source", "sm_90", {"cupy": "14.0", "runtime": 12090, "nvrtc": "12.9"})
+
+
+def timer(timings, calls):
+    def time_block(block):
+        calls.append(block)
+        return timings[block]
+    return time_block
+
+
+def tune(calls, timings=None):
+    timings = timings or {128: 2.0, 256: 3.0, 512: 1.0}
+    return cuda_build.autotuned_block(UNIT_KEY, "g0_kernel0", (4096, 3), timer(timings, calls))
+
+
+@needs_redis
+def test_autotuning_choices_are_shared_signed_and_read_from_disk_first(redis_server, use_remote):
+    use_remote(redis_server.url, "machine-a")
+    calls = []
+    assert tune(calls) == 512 and len(calls) == 3
+    ((name, entry),) = redis_server.entries().items()
+    assert name.startswith(b"pyjit:autotune:")
+    assert remote.RemoteCache(redis_server.url, SECRET.encode())._verified(name.decode(), entry) is not None
+
+    use_remote(redis_server.url, "machine-b")  # its own, empty, disk cache
+    calls = []
+    assert tune(calls, {128: 1.0, 256: 1.0, 512: 9.0}) == 512 and calls == []
+    assert remote_counts() == {"remote_hits": 1}
+    redis_server.call(b"FLUSHDB")
+    counters.pop("inductor", None)
+    assert tune(calls) == 512 and calls == [] and remote_counts() == {}  # the disk first: no request
+
+
+def kernel_entry(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
+    """A validly signed entry of another kind (a kernel) put under the choice's name."""
+    kernel_name = name.replace(b"pyjit:autotune:", b"pyjit:kernel:")
+    signed = remote.RemoteCache(server.url, SECRET.encode())._signed(kernel_name.decode(), b'{"block": 128}')
+    return name, signed
+
+
+@needs_redis
+@pytest.mark.parametrize("spoil", [tampered, foreign, unsigned, kernel_entry])
+def test_a_choice_not_signed_with_our_key_is_timed_again_and_overwritten(redis_server, use_remote, spoil):
+    use_remote(redis_server.url, "machine-a")
+    tune([])
+    ((name, entry),) = redis_server.entries().items()
+    redis_server.call(b"SET", *spoil(entry, name, redis_server))
+
+    use_remote(redis_server.url, "machine-b")
+    calls = []
+    with pytest.warns(UserWarning, match=f"refused the entry {name.decode()} .* it is timed here"):
+        assert tune(calls) == 512
+    assert len(calls) == 3
+    assert remote_counts() == {"remote_rejected": 1, "autotuned": 1, "remote_stores": 1}
+    assert redis_server.entries()[name] == entry
+
+
+@needs_redis
+def test_autotuning_goes_on_when_the_server_dies(redis_server, use_remote):
+    use_remote(redis_server.url)
+    redis_server.stop()
+    calls = []
+    with pytest.warns(UserWarning, match="failed"):
+        assert tune(calls) == 512
+    assert len(calls) == 3 and remote_counts() == {"remote_errors": 1, "autotuned": 1}
+
+
+class Nvrtc:
+    def __init__(self):
+        self.runs = 0
+
+    def __call__(self, source, arch):
+        self.runs += 1
+        return f"cubin of {source} for {arch}".encode()
+
+
+@needs_redis
+def test_cubins_are_shared_and_a_tampered_one_is_compiled_again(redis_server, use_remote):
+    versions = {"cupy": "14.0", "runtime": 12090, "nvrtc": "12.9"}
+    use_remote(redis_server.url, "machine-a")
+    first = Nvrtc()
+    binary, _ = cuda_build.cached_cubin("source", "sm_90", versions, first)
+    assert first.runs == 1 and remote_counts() == {"remote_misses": 1, "remote_stores": 1}
+
+    use_remote(redis_server.url, "machine-b")
+    second = Nvrtc()
+    assert cuda_build.cached_cubin("source", "sm_90", versions, second)[0] == binary and second.runs == 0
+
+    ((name, entry),) = redis_server.entries().items()
+    assert name.startswith(b"pyjit:cubin:")
+    redis_server.call(b"SET", *tampered(entry, name, redis_server))
+    use_remote(redis_server.url, "machine-c")
+    third = Nvrtc()
+    with pytest.warns(UserWarning, match="refused the entry"):
+        assert cuda_build.cached_cubin("source", "sm_90", versions, third)[0] == binary
+    assert third.runs == 1 and redis_server.entries()[name] == entry

@@ -121,3 +121,24 @@ def test_cuda_tensors_train_through_autograd_nn_and_optim(cupy):
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
     for one, other in zip(gpu_parameters, cpu_parameters):
         np.testing.assert_allclose(one, other, rtol=1e-4, atol=1e-6)
+
+
+def test_float16_is_computed_in_float32_and_rounded_as_numpy_does(cupy):
+    host = np.random.default_rng(3).standard_normal((37, 45)).astype(np.float16)
+    compiled = pyjit.compile(lambda x, y: (x * y + 0.1) * 3, fullgraph=True)
+    before = counters["inductor"]["kernels"]
+    result = compiled(cupy.asarray(host), cupy.asarray(host[::-1].copy())).get()
+    assert counters["inductor"]["kernels"] > before and result.dtype == np.float16
+    np.testing.assert_array_equal(result, (host * host[::-1] + 0.1) * 3)  # NOTE(cuda-half): the same bits
+
+
+def test_autotuning_choices_are_kept_on_disk(cupy, tmp_path):
+    x = cupy.random.standard_normal((512, 256), dtype=cupy.float32)
+    with pyjit.config.patch(cache_dir=str(tmp_path)):
+        pyjit.compile(softmax, mode="max-autotune-no-cudagraphs")(x)
+        assert counters["inductor"]["autotuned"] >= 1
+        pyjit.reset()
+        counters.pop("inductor", None)
+        pyjit.compile(softmax, mode="max-autotune-no-cudagraphs")(x)
+        assert counters["inductor"].get("autotuned", 0) == 0  # NOTE(cuda-autotune): read from disk
+    assert list((tmp_path / "cuda" / "autotune").iterdir())
