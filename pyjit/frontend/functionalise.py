@@ -183,15 +183,7 @@ def _may_require_grad(tracer, value: Value) -> bool:
         return False
     requiring = {node for _, example, node in tracer.root.inputs
                  if isinstance(example, Tensor) and example.requires_grad}
-    seen, todo = set(), [value.node]
-    while todo:
-        node = todo.pop()
-        if node in requiring:
-            return True
-        if node not in seen:
-            seen.add(node)
-            todo.extend(arg for arg in node.inputs() if arg not in seen)
-    return False
+    return value.node.depends_on(requiring)
 
 
 def _holds_tensor(value: Value) -> bool:

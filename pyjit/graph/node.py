@@ -35,6 +35,18 @@ class Node:
         map_nodes((self.args, self.kwargs), lambda node: found.setdefault(node))
         return list(found)
 
+    def depends_on(self, nodes: set) -> bool:
+        """Whether this node is one of `nodes` or is computed from one of them."""
+        seen, todo = set(), [self]
+        while todo:
+            node = todo.pop()
+            if node in nodes:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(node.inputs())
+        return False
+
     def replace_all_uses_with(self, replacement: Node) -> None:
         for user in list(self.users):
             user.replace_input(self, replacement)

@@ -110,13 +110,19 @@ def index(xp, x, index):
 
 
 def _index_add_meta(x: TensorMeta, index, values) -> TensorMeta:
+    return _written_meta(x, index, values, "array is not broadcastable to correct shape")
+
+
+def _written_meta(x: TensorMeta, index, values, message: str) -> TensorMeta:
+    """The meta of `x` with `values` written at `index`: ValueError(message) unless the
+    values broadcast to the indexed shape."""
     target = advanced_index_shape(x.shape, index)
     try:
         fits = broadcast_shapes(shape_of(values), target) == target
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError("array is not broadcastable to correct shape")
+        raise ValueError(message)
     return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
 
 
@@ -171,13 +177,8 @@ def _index_put_meta(x: TensorMeta, index, values) -> TensorMeta:
             raise NotImplementedError(BOOLEAN_INDEX)
         return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
     target = advanced_index_shape(x.shape, index)
-    try:
-        fits = broadcast_shapes(shape_of(values), target) == target
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"could not broadcast input array from shape {tuple(shape_of(values))} into shape {target}")
-    return TensorMeta(x.shape, x.dtype, _index_device(x, values, index=index))
+    return _written_meta(x, index, values,
+                         f"could not broadcast input array from shape {tuple(shape_of(values))} into shape {target}")
 
 
 def _index_put_vjp(grad, out, x, index, values):

@@ -332,3 +332,11 @@ def test_nan_constant_keys_are_not_confused_with_other_floats():
     nan, inf = graph.constant(math.nan), graph.constant(math.inf)
     graph.output((nan, inf))
     assert graph.eliminate_common_subexpressions() == 0
+
+
+def test_depends_on_walks_back_through_the_nodes_a_node_reads():
+    graph = Graph("g")
+    x, y = graph.placeholder("x", F32), graph.placeholder("y", F32)
+    total = graph.call(ops.add, graph.call(ops.sin, x), y)
+    assert total.depends_on({x}) and total.depends_on({y}) and total.depends_on({total})
+    assert not x.depends_on({y}) and not total.depends_on(set())

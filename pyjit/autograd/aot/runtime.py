@@ -179,19 +179,7 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
     whatever their inputs): the ops then make it a Tensor."""
     tensors = {node for node, example in zip(graph.placeholders, examples) if isinstance(example, Tensor)}
     tensors |= {node for node in graph.calls() if not getattr(node.target, "pure", True)}
-    return [_reaches(value, tensors) for value in values]
-
-
-def _reaches(value, inputs: set) -> bool:
-    seen, todo = set(), [value] if isinstance(value, Node) else []
-    while todo:
-        node = todo.pop()
-        if node in inputs:
-            return True
-        if node not in seen:
-            seen.add(node)
-            todo.extend(node.inputs())
-    return False
+    return [isinstance(value, Node) and value.depends_on(tensors) for value in values]
 
 
 # NOTE(aot-node): the one tape node of a compiled graph's call (NOTE(tape-nodes)):
