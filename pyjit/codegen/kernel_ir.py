@@ -461,6 +461,55 @@ def nests_parallel_in_serial(body) -> bool:
 
 
 # -- passes ---------------------------------------------------------------------------
+# NOTE(leading-kept-dims): in a kernel of NOTE(columnar-reductions) every parallel loop
+# runs over the same kept dims, and what is computed at one kept point reads only that
+# point's values, so any of those dims may run outermost instead. A CPU renderer takes
+# as its outermost, parallel loop the leading kept dims that step farther in memory than
+# the reduced dims (the batch of a middle-axis sum): each thread then reads its own
+# contiguous block of the input once, its slice of the accumulators staying in cache,
+# where the team form streams every accumulator again at each step of the reduced axes.
+# Each result is combined in the same order, so the results are the same bits. One kept
+# dim at least stays inside, so the innermost loops remain free of carried dependences.
+def hoist_leading_dims(body: tuple) -> tuple:
+    """A columnar kernel's body with NOTE(leading-kept-dims) applied; any other body as it is."""
+    if not nests_parallel_in_serial(body):
+        return body
+    kept = next(loop.dims for loop in _loops(body) if loop.parallel)
+    serial = [dim.var for loop in _loops(body) if not loop.parallel for dim in loop.dims]
+    indices = list(_indices(body))
+    count = 0
+    while count < len(kept) - 1 and all(_steps_farther(index, kept[count].var, serial) for index in indices):
+        count += 1
+    if not count:
+        return body
+    return (Loop(kept[:count], _without_dims(body, set(kept[:count])), parallel=True),)
+
+
+def _loops(body):
+    for statement in body:
+        if isinstance(statement, Loop):
+            yield statement
+            yield from _loops(statement.body)
+
+
+def _steps_farther(index: Index, var: str, others: list[str]) -> bool:
+    """Whether `var`'s constant stride in `index` is at least each of `others`' (an index
+    that does not read `var` does not count)."""
+    step = index.coefficient(var)
+    if step is not None and step.constant_value() == 0:
+        return True
+    strides = [step] + [index.coefficient(other) for other in others]
+    if any(stride is None or stride.constant_value() is None for stride in strides):
+        return False
+    return all(abs(stride.constant_value()) <= abs(step.constant_value()) for stride in strides[1:])
+
+
+def _without_dims(body: tuple, hoisted: set[Dim]) -> tuple:
+    """`body` with the `hoisted` dims taken out of its parallel loops, which become serial."""
+    return tuple(Loop(tuple(dim for dim in s.dims if dim not in hoisted), _without_dims(s.body, hoisted))
+                 if isinstance(s, Loop) else s for s in body)
+
+
 def simplify(index: Index) -> Index:
     """`(a // b) * b + a % b` becomes `a` (what flattening then unflattening leaves)."""
     changed = True
