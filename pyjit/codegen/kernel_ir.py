@@ -22,6 +22,7 @@ the renderer's business.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from typing import Union
@@ -493,15 +494,26 @@ def _loops(body):
 
 
 def _steps_farther(index: Index, var: str, others: list[str]) -> bool:
-    """Whether `var`'s constant stride in `index` is at least each of `others`' (an index
-    that does not read `var` does not count)."""
+    """Whether `var`'s stride in `index` is at least each of `others`' (an index that
+    does not read `var` does not count)."""
     step = index.coefficient(var)
     if step is not None and step.constant_value() == 0:
         return True
-    strides = [step] + [index.coefficient(other) for other in others]
-    if any(stride is None or stride.constant_value() is None for stride in strides):
+    return step is not None and all(_at_least(step, index.coefficient(other)) for other in others)
+
+
+def _at_least(stride: Index, other: Index | None) -> bool:
+    """Whether |stride| >= |other| for every value of the sizes: both one term, `other`'s
+    factors among `stride`'s (a C layout's strides with symbolic sizes: s1*s2 and s2).
+    Strides that are parameters of their own (a strided layout) compare as unknown."""
+    if other is None:
         return False
-    return all(abs(stride.constant_value()) <= abs(step.constant_value()) for stride in strides[1:])
+    if other.constant_value() == 0:
+        return True
+    if len(stride.terms) != 1 or len(other.terms) != 1:
+        return False
+    ((factors, coeff),), ((other_factors, other_coeff),) = stride.terms.items(), other.terms.items()
+    return abs(other_coeff) <= abs(coeff) and collections.Counter(other_factors) <= collections.Counter(factors)
 
 
 def _without_dims(body: tuple, hoisted: set[Dim]) -> tuple:

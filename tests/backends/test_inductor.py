@@ -207,6 +207,16 @@ def test_reductions_over_middle_axes_are_numpys_to_the_bit(shape, axis, rng):
     assert np.all((difference <= bound) | np.isnan(bound))
 
 
+def test_a_middle_axis_sum_of_symbolic_sizes_is_numpys_to_the_bit(rng):
+    env = ShapeEnv()
+    batch, rows = env.create_symbol(3), env.create_symbol(5)
+    graph_module = module(lambda a: ops.sum(a, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env)
+    compiled = inductor(graph_module, rng.standard_normal((3, 5, 40)).astype(F32))
+    for shape in ((3, 5, 40), (9, 2, 40), (2, 700, 40)):
+        x = rng.standard_normal(shape).astype(F32)
+        np.testing.assert_array_equal(compiled(x), graph_module(x))
+
+
 def test_mean_and_std_over_a_middle_axis_match_numpy(rng):
     x = rng.standard_normal((8, 500, 24)).astype(F32)
     compiled = pyjit.compile(lambda a: (a.mean(axis=1), a.std(axis=1)))

@@ -75,6 +75,13 @@ def test_a_middle_axis_reduction_runs_its_batch_outermost_on_threads():
     assert text.index("for (int64_t i0 = 0;", outer) < text.index("for (int64_t r1 = 0;", outer)
 
 
+def test_symbolic_sizes_still_run_the_batch_outermost():
+    env = ShapeEnv()
+    batch, rows = env.create_symbol(8), env.create_symbol(300)
+    text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env))
+    assert "omp for" not in text and "#pragma omp parallel for if(" in text
+
+
 def test_a_leading_axis_reduction_keeps_the_team_of_column_slices():
     for meta in (TensorMeta((2000, 512), F32), TensorMeta((2000, 8, 64), F32)):
         text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=0), meta))
