@@ -25,7 +25,7 @@ import numpy as np
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
-                        hoist_leading_dims, nests_parallel_in_serial, walk_values)
+                        hoist_leading_dims, nests_parallel_in_serial, unrolled_accumulation, walk_values)
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
     ("bool", "uint8_t"), ("int8", "int8_t"), ("int16", "int16_t"), ("int32", "int32_t"), ("int64", "int64_t"),
@@ -204,8 +204,9 @@ class _KernelWriter:
     # -- statements -------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, top: bool = False) -> None:
         for statement in body:
-            if isinstance(statement, Loop):
-                self._loop(statement, depth, scope)
+            if isinstance(statement, Loop):  # an accumulation runs unrolled: NOTE(unrolled-accumulation)
+                for loop in unrolled_accumulation(statement) or (statement,):
+                    self._loop(loop, depth, scope)
             elif isinstance(statement, Reduce):
                 self._reduce(statement, depth, scope, parallel=top)
             elif isinstance(statement, Scratch):  # private to the thread running this body

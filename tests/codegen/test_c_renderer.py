@@ -72,7 +72,7 @@ def test_a_middle_axis_reduction_runs_its_batch_outermost_on_threads():
     text = render_kernel(kernel_of(lambda x: ops.std(x, axis=1), TensorMeta((64, 2048, 64), F32)))
     assert "omp for" not in text and text.count("#pragma omp parallel for\n") == 1
     outer = text.index("#pragma omp parallel for\n")
-    assert text.index("for (int64_t i0 = 0;", outer) < text.index("for (int64_t r1 = 0;", outer)
+    assert text.index("for (int64_t i0 = 0;", outer) < text.index("for (int64_t r1g = 0;", outer)
 
 
 def test_symbolic_sizes_still_run_the_batch_outermost():
@@ -83,9 +83,20 @@ def test_symbolic_sizes_still_run_the_batch_outermost():
 
 
 def test_a_leading_axis_reduction_keeps_the_team_of_column_slices():
-    for meta in (TensorMeta((2000, 512), F32), TensorMeta((2000, 8, 64), F32)):
+    for meta in (TensorMeta((2001, 512), F32), TensorMeta((2001, 8, 64), F32)):
         text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=0), meta))
         assert "#pragma omp parallel\n" in text and "#pragma omp for simd" in text
+
+
+def test_accumulations_combine_four_rows_per_pass_then_the_rest():
+    """NOTE(unrolled-accumulation): the accumulator is read and written once per 4 rows."""
+    env = ShapeEnv()
+    rows = env.create_symbol(2001)
+    for meta in (TensorMeta((2001, 512), F32), TensorMeta((rows, 512), F32)):
+        text = render_kernel(kernel_of(lambda x: ops.max(x, axis=0), meta, shape_env=env))
+        grouped = text[text.index("r0g = 0"):text.index("r0t = 0")]
+        assert grouped.count("b0[") == 4 and grouped.count("b1[") == 2
+        assert "r0g < 500;" in text or "r0g < ((s0) / (4));" in text
 
 
 def test_a_strided_input_keeps_the_team_form():
