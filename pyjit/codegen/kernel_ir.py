@@ -503,15 +503,16 @@ def unrolled_accumulation(loop: Loop) -> tuple | None:
 
 def _accumulates(loop: Loop) -> bool:
     """Whether every statement under `loop` is `acc[i] = combine(acc[i], value)` in a loop
-    of its own, the accumulator read nowhere else and indexed without `loop`'s dim."""
-    var = loop.dims[0].var
+    of its own, indexed without `loop`'s dim, and no value reads what the loop writes."""
     if not all(isinstance(inner, Loop) for inner in loop.body):
         return False
     stores = [statement for inner in loop.body for statement in inner.body]
-    return bool(stores) and all(isinstance(store, Store) and isinstance(store.value, Call) and len(store.value.args) == 2
-               and store.value.args[0] == Load(store.buffer, store.index, store.value.dtype)
-               and var not in store.index.names()
-               and not any(isinstance(value, Load) and value.buffer == store.buffer
+    if not stores or not all(isinstance(store, Store) and isinstance(store.value, Call) for store in stores):
+        return False
+    written = {store.buffer for store in stores}
+    return all(len(store.value.args) == 2 and store.value.args[0] == Load(store.buffer, store.index, store.value.dtype)
+               and loop.dims[0].var not in store.index.names()
+               and not any(isinstance(value, Load) and value.buffer in written
                            for value in walk_values(store.value.args[1])) for store in stores)
 
 
