@@ -1,4 +1,4 @@
-"""pyjit's benchmark harness: ten NumPy workloads under NumPy, each pyjit backend and the
+"""pyjit's benchmark harness: twelve NumPy workloads under NumPy, each pyjit backend and the
 installed peers, one process per row; a table on stdout, JSON, and a PNG bar chart when
 matplotlib is installed. docs/benchmarks.md explains every workload, engine and column.
 

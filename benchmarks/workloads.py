@@ -1,4 +1,4 @@
-"""The harness's ten workloads, written in plain NumPy (what pyjit's users write), with
+"""The harness's twelve workloads, written in plain NumPy (what pyjit's users write), with
 seeded float32 inputs at two sizes: the default (about 5-50 ms per NumPy call on the
 2-core machine) and `quick` (tiny: a smoke test of the harness, not a measurement).
 
@@ -194,6 +194,37 @@ def _black_scholes_case(quick):
                                 _uniform(rng, 0.1, 3, count)))
 
 
+# -- 11: column statistics --------------------------------------------------------------------
+def column_stats(x):
+    """Per-column mean and standard deviation of the positive parts (reductions along
+    the leading axis: the columnar form, NOTE(columnar-reductions))."""
+    positive = np.where(x > 0, x, 0)
+    return positive.mean(axis=0), positive.std(axis=0)
+
+
+def _column_stats_case(quick):
+    return Case(column_stats, (_normal(_rng(), (200, 64) if quick else (2000, 512)),),
+                lambda result: [np.asarray(part) for part in result])
+
+
+# -- 12: a data-dependent branch --------------------------------------------------------------
+def clipped_step(x, y):
+    """One step toward y, its length clipped to 1: the `if` reads a value the graph
+    computes, so the function runs as small graphs around a graph break, the pieces
+    between branches the issue calls too small to gain."""
+    step = y - x
+    length = np.sqrt((step * step).sum())
+    if length > 1.0:
+        step = step / length
+    return x + 0.5 * step
+
+
+def _clipped_step_case(quick):
+    rng = _rng()
+    count = 256 if quick else 16384
+    return Case(clipped_step, (_normal(rng, count), _normal(rng, count)))
+
+
 # -- 10: an MLP training step -------------------------------------------------------------------
 LEARNING_RATE = 0.01
 
@@ -266,6 +297,8 @@ WORKLOADS = [
     Workload("black_scholes", "Black-Scholes call prices of 4M options", _black_scholes_case),
     Workload("mlp_train", "MLP training step (forward, backward, SGD), x (512, 512), hidden 1024",
              _train_numpy_case, tensor=_train_tensor_case),
+    Workload("column_stats", "where, then mean and std along axis 0 of (2000, 512)", _column_stats_case),
+    Workload("clipped_step", "a step clipped to length 1 (a data-dependent if), 16K float32", _clipped_step_case),
 ]
 BY_NAME = {workload.name: workload for workload in WORKLOADS}
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
-                        nests_parallel_in_serial, walk_values)
+                        hoist_leading_dims, nests_parallel_in_serial, unrolled_accumulation, walk_values)
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
     ("bool", "uint8_t"), ("int8", "int8_t"), ("int16", "int16_t"), ("int32", "int32_t"), ("int64", "int64_t"),
@@ -179,10 +179,11 @@ class _KernelWriter:
                         f"({qualifier}{ctype(buffer.dtype)} *)buffers[{position}];")
         for position, name in enumerate(kernel.sizes):
             head.append(f"    const int64_t {name} = sizes[{position}];")
-        if nests_parallel_in_serial(kernel.body):
-            self._team_region(kernel.body)
+        body = hoist_leading_dims(kernel.body)  # NOTE(leading-kept-dims)
+        if nests_parallel_in_serial(body):
+            self._team_region(body)
         else:
-            self._block(kernel.body, 1, {}, top=True)
+            self._block(body, 1, {}, top=True)
         return "\n".join(head + self.lines + ["}"])
 
     def _team_region(self, body) -> None:
@@ -203,8 +204,9 @@ class _KernelWriter:
     # -- statements -------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, top: bool = False) -> None:
         for statement in body:
-            if isinstance(statement, Loop):
-                self._loop(statement, depth, scope)
+            if isinstance(statement, Loop):  # an accumulation runs unrolled: NOTE(unrolled-accumulation)
+                for loop in unrolled_accumulation(statement) or (statement,):
+                    self._loop(loop, depth, scope)
             elif isinstance(statement, Reduce):
                 self._reduce(statement, depth, scope, parallel=top)
             elif isinstance(statement, Scratch):  # private to the thread running this body

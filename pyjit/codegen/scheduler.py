@@ -110,7 +110,9 @@ def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
 # same slice from loop to loop: no barrier, and a later member reads this thread's
 # finished results. This is also NumPy's own order for such reductions (identity, then
 # row after row), so float sums are NumPy's to the bit. Members: reductions of the
-# same axes and results of the kept shape; argmax and argmin keep the row form.
+# same axes and results of the kept shape; argmax and argmin keep the row form. A CPU
+# kernel then runs kept axes in front of the reduced ones outermost
+# (NOTE(leading-kept-dims) in kernel_ir.py).
 def reduction_rule(kind: str):
     """The registry's rule for the reduction `kind` (NOTE(reduction-rule))."""
     return REGISTRY[kind].reduction

@@ -183,6 +183,49 @@ def test_reductions_over_leading_axes_are_numpys_to_the_bit(kind, rng):
         np.testing.assert_array_equal(actual, expected)  # NumPy's own order: row after row
 
 
+# The innermost axis is kept in each (the columnar form); sizes of 0 and 1 anywhere.
+MIDDLE_AXIS_SHAPES = [((6, 300, 40), 1), ((3, 4, 5, 6), (1, 2)), ((2, 0, 3), 1), ((1, 5, 1, 4), 2),
+                      ((7, 1, 9), 1), ((0, 3, 4), 1), ((3, 4, 5, 6), (0, 2)), ((2, 3, 4, 5), 2)]
+
+
+@pytest.mark.parametrize("shape, axis", MIDDLE_AXIS_SHAPES)
+def test_reductions_over_middle_axes_are_numpys_to_the_bit(shape, axis, rng):
+    """NOTE(leading-kept-dims): the batch loop outermost keeps NumPy's order of each sum."""
+    x = rng.uniform(-1, 1, shape).astype(F32)
+    if x.size:
+        x.flat[x.size // 3] = np.nan
+    reduced = np.prod([shape[a] for a in np.atleast_1d(axis)])
+    for kind in ("sum", "prod") + (("max",) if reduced else ()):  # max of nothing raises, as in NumPy
+        graph_module = module(lambda a: getattr(ops, kind)(a, axis=axis), TensorMeta(x.shape, F32))
+        compiled = inductor(graph_module, x)
+        np.testing.assert_array_equal(compiled(x), graph_module(x))
+    # Another layout: NumPy then adds in its memory order, so within the bound of any order.
+    transposed = np.ascontiguousarray(x.swapaxes(0, -1)).swapaxes(0, -1)
+    graph_module = module(lambda a: ops.sum(a, axis=axis), TensorMeta(x.shape, F32))
+    bound = reduced * np.finfo(F32).eps * np.abs(transposed).sum(axis=axis)
+    difference = np.abs(inductor(graph_module, transposed)(transposed) - graph_module(transposed))
+    assert np.all((difference <= bound) | np.isnan(bound))
+
+
+def test_a_middle_axis_sum_of_symbolic_sizes_is_numpys_to_the_bit(rng):
+    env = ShapeEnv()
+    batch, rows = env.create_symbol(3), env.create_symbol(5)
+    graph_module = module(lambda a: ops.sum(a, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env)
+    compiled = inductor(graph_module, rng.standard_normal((3, 5, 40)).astype(F32))
+    for shape in ((3, 5, 40), (9, 2, 40), (2, 700, 40)):
+        x = rng.standard_normal(shape).astype(F32)
+        np.testing.assert_array_equal(compiled(x), graph_module(x))
+
+
+def test_mean_and_std_over_a_middle_axis_match_numpy(rng):
+    x = rng.standard_normal((8, 500, 24)).astype(F32)
+    compiled = pyjit.compile(lambda a: (a.mean(axis=1), a.std(axis=1)))
+    mean, std = compiled(x)
+    np.testing.assert_array_equal(mean, x.mean(axis=1))  # the same order, row after row
+    np.testing.assert_allclose(std, x.std(axis=1), rtol=1e-5, atol=1e-6)
+    assert counters["inductor"]["graphs"] >= 1
+
+
 def test_a_size_used_as_a_number_is_passed_to_the_kernel():
     env = ShapeEnv()
     size = env.create_symbol(4)

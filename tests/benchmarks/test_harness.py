@@ -16,7 +16,7 @@ import pyjit
 
 HARNESS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
 WORKLOADS = ["chain", "cos_cos", "softmax", "layer_norm", "mlp", "gelu", "transformer", "kmeans", "black_scholes",
-             "mlp_train"]
+             "mlp_train", "column_stats", "clipped_step"]
 BACKENDS = [name for name in ("eager", "aot_eager", "inductor") if name in pyjit.list_backends(exclude_tags=None)]
 TIMES = ["median_ms", "min_ms", "max_ms", "first_call_ms", "speedup", "peak_rss_mb", "floor_ms"]
 
@@ -87,6 +87,14 @@ def test_every_engine_matches_numpy_on_every_workload(quick_run):
             assert rows[workload, engine]["status"] == "ok", rows[workload, engine]
     assert rows["mlp_train", "pyjit-tape"]["status"] == "ok"
     assert not [key for key in rows if key[0] != "mlp_train" and key[1] == "pyjit-tape"]
+
+
+def test_the_branch_row_runs_graphs_around_a_break(quick_run):
+    """clipped_step's `if` reads a computed value: the row measures the pieces between."""
+    _, document = quick_run
+    (row,) = [row for row in document["rows"]
+              if row["workload"] == "clipped_step" and row["engine"] == "pyjit-inductor"]
+    assert row["graph_breaks"] >= 1 and row["graphs"] >= 2
 
 
 def test_rows_carry_the_documented_figures(quick_run):

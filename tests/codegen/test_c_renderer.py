@@ -67,6 +67,46 @@ def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
     assert "reduction(+:acc_sum_acc)" in text
 
 
+def test_a_middle_axis_reduction_runs_its_batch_outermost_on_threads():
+    """NOTE(leading-kept-dims): each thread walks its own rows of the batch, no team."""
+    text = render_kernel(kernel_of(lambda x: ops.std(x, axis=1), TensorMeta((64, 2048, 64), F32)))
+    assert "omp for" not in text and text.count("#pragma omp parallel for\n") == 1
+    outer = text.index("#pragma omp parallel for\n")
+    assert text.index("for (int64_t i0 = 0;", outer) < text.index("for (int64_t r1g = 0;", outer)
+
+
+def test_symbolic_sizes_still_run_the_batch_outermost():
+    env = ShapeEnv()
+    batch, rows = env.create_symbol(8), env.create_symbol(300)
+    text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env))
+    assert "omp for" not in text and "#pragma omp parallel for if(" in text
+
+
+def test_a_leading_axis_reduction_keeps_the_team_of_column_slices():
+    for meta in (TensorMeta((2001, 512), F32), TensorMeta((2001, 8, 64), F32)):
+        text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=0), meta))
+        assert "#pragma omp parallel\n" in text and "#pragma omp for simd" in text
+
+
+def test_accumulations_combine_four_rows_per_pass_then_the_rest():
+    """NOTE(unrolled-accumulation): the accumulator is read and written once per 4 rows."""
+    env = ShapeEnv()
+    rows = env.create_symbol(2001)
+    for meta in (TensorMeta((2001, 512), F32), TensorMeta((rows, 512), F32)):
+        text = render_kernel(kernel_of(lambda x: ops.max(x, axis=0), meta, shape_env=env))
+        grouped = text[text.index("r0g = 0"):text.index("r0t = 0")]
+        assert grouped.count("b0[") == 4 and grouped.count("b1[") == 2
+        assert "r0g < 500;" in text or "r0g < ((s0) / (4));" in text
+
+
+def test_a_strided_input_keeps_the_team_form():
+    """Strides known only at run time cannot say which dim walks memory farther."""
+    graph = Graph()
+    graph.output(ops.sum(graph.placeholder("x0", TensorMeta((64, 2048, 64), F32)), axis=1))
+    (kernel,) = schedule(graph, {"x0": "strided"}).kernels
+    assert "#pragma omp parallel\n" in render_kernel(kernel)
+
+
 def test_argmax_is_a_serial_loop():
     text = render_kernel(kernel_of(lambda x: ops.argmax(x, axis=1), TensorMeta((4, 8), F32)))
     reduction_loop = text[text.index("acc_argmax_pos = 0"):]

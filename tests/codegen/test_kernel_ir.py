@@ -5,7 +5,7 @@ import pytest
 
 from pyjit.codegen.kernel_ir import (BufferParam, Call, Constant, Dim, FloorDiv, Index, Kernel, Load, Loop, Mod, Reduce,
                                      Store, Var, collapse_loops, format_kernel, keep_reduced_values, simplify,
-                                     walk_values)
+                                     unrolled_accumulation, walk_values)
 from pyjit.graph import ShapeEnv
 
 F32 = np.dtype(np.float32)
@@ -155,3 +155,24 @@ def test_cheap_or_long_rows_are_recomputed():
     assert "scratch" not in format_kernel(row_kernel("neg"))
     assert "scratch" not in format_kernel(row_kernel("exp", extent=1 << 20))
 
+
+
+def test_an_accumulation_runs_four_steps_a_pass_in_the_same_order():
+    """NOTE(unrolled-accumulation): ((acc + x[4g]) + x[4g+1]) + ..., then the rest."""
+    r, k = name("r"), name("k")
+
+    def accumulate(buffer, value):
+        return Loop((Dim("k", Index.const(8)),), (Store(buffer, k, Call("add", (Load(buffer, k, F32), value), F32)),))
+
+    row = Load("x", 8 * r + k, F32)
+    loop = Loop((Dim("r", Index.const(10)),), (accumulate("acc", row),))
+    main, rest = unrolled_accumulation(loop)
+    assert main.dims == (Dim("rg", Index.const(2)),) and rest.dims == (Dim("rt", Index.const(2)),)
+    (store,) = main.body[0].body
+    assert str(store.value) == ("add(add(add(add(acc[k], x[k + 32*rg]), x[8 + k + 32*rg]), x[16 + k + 32*rg]), "
+                                "x[24 + k + 32*rg])")
+    assert str(rest.body[0].body[0].value) == "add(acc[k], x[64 + k + 8*rt])"  # from row 8 on
+    # a second accumulation reading the first's partial result must see every step
+    chained = Loop(loop.dims, (accumulate("acc", row), accumulate("total", Load("acc", k, F32))))
+    assert unrolled_accumulation(chained) is None
+    assert unrolled_accumulation(Loop(loop.dims, loop.body, parallel=True)) is None
