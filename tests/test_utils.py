@@ -31,16 +31,16 @@ def test_capture_disabled_removes_the_callback_and_restores_it():
         seen.append(frame.f_code.co_name)
         return None
 
-    def probe():
-        return 1
+    def probe(value):  # a value stack: on 3.12+ a frame without one is never handed over
+        return value + 1
 
     previous = pyjit._C.set_eval_frame(callback)
     try:
         with utils.capture_disabled():
             assert pyjit._C.get_eval_frame() is None
-            probe()
+            probe(1)
         assert pyjit._C.get_eval_frame() is callback
-        probe()
+        probe(1)
     finally:
         pyjit._C.set_eval_frame(previous)
     assert seen.count("probe") == 1  # seen once: with the callback, not inside the block
