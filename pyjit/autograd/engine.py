@@ -145,6 +145,7 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
             dependencies[child] -= 1
             if dependencies[child] == 0:
                 ready.push(child)
+        buffer = out_grads = gradient = None  # no stale references: NOTE(gradient-stealing) in tensor.py
     if inputs is None:
         return None
     return [captured.get(edge) for edge in inputs]

@@ -5,6 +5,7 @@ import pytest
 
 import pyjit
 from pyjit import autograd
+from pyjit.utils import counters
 
 
 def leaf(values):
@@ -261,3 +262,34 @@ def test_an_in_place_change_through_a_view_is_seen_by_the_values_saved_from_its_
     assert h.tolist() == [2.0, 3.0] and h._version == 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+# -- NOTE(gradient-stealing): `.grad` never shares memory with what the program can see --
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_fresh_first_gradient_becomes_grad_without_a_copy(compiled):
+    counters.clear()
+    w = pyjit.tensor(np.ones((3, 2)), requires_grad=True)
+    x = pyjit.tensor(np.arange(6.0).reshape(2, 3))
+    step = pyjit.compile(lambda x, w: (x @ w).sum(), backend="aot_eager") if compiled else lambda x, w: (x @ w).sum()
+    step(x, w).backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.repeat(x.numpy().sum(0)[:, None], 2, axis=1))
+    assert counters["autograd"]["gradients_taken_without_copy"] == 1
+
+
+def test_a_gradient_a_hook_kept_is_copied_into_grad():
+    w = pyjit.tensor(np.ones(3), requires_grad=True)
+    kept = []
+    w.register_hook(kept.append)
+    (w * 2.0).sum().backward()
+    (w * 2.0).sum().backward()  # accumulates into .grad in place
+    assert not np.shares_memory(w.grad.numpy(), kept[0].numpy())
+    np.testing.assert_array_equal(kept[0].numpy(), np.full(3, 2.0))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 4.0))
+
+
+def test_one_gradient_sent_to_two_leaves_gives_each_its_own_grad():
+    a, b = pyjit.tensor(np.ones(3), requires_grad=True), pyjit.tensor(np.ones(3), requires_grad=True)
+    (a + b).sum().backward()  # add's VJP sends the same array to both
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    a.grad.numpy()[:] = 5.0
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))
