@@ -29,7 +29,7 @@ from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
-from ..nodes import Saved, UnusableValue
+from ..nodes import FREED_MESSAGE, Saved, UnusableValue
 from ..tensor import Tensor, _new
 from .joint import JointUnsupported, build_joint
 from .partition import extract, partition, saved_bytes
@@ -108,6 +108,11 @@ class _Compiled:
         self.backward = bw_compiler(self.backward_module, None)
         self.tensor_outputs = tensor_outputs(graph, examples, kept)
         self.primal_index = {node: index for index, node in enumerate(joint.primals)}
+        # NOTE(unreached-inputs): per primal, the differentiable outputs computed from it.
+        outputs = [value for value, differentiable in zip(joint.outputs, joint.differentiable) if differentiable]
+        self.reaching = [[index for index, value in enumerate(outputs) if value.depends_on({primal})]
+                         for primal in joint.primals]
+        self.cones = [_ops_computing(value) for value in outputs]  # NOTE(partial-release)
         output_index = {}
         for index, value in enumerate(joint.outputs):
             if isinstance(value, Node):
@@ -201,6 +206,8 @@ class CompiledFunctionBackward(TapeNode):
         self.outputs: list[tuple] = []  # (shape, dtype) of each differentiable output
         self._slots: list[tuple[str, object]] = []
         self._tensor_positions = [index for index, arg in enumerate(args) if isinstance(arg, Tensor)]
+        self._arrived: set[int] = set()  # NOTE(partial-release)
+        self._consumed: set[int] = set()
 
     @property
     def backward_graph(self) -> GraphModule:
@@ -218,6 +225,11 @@ class CompiledFunctionBackward(TapeNode):
         return [(label, slot.unpack(owner, label)) for label, slot in self._slots if isinstance(slot, Saved)]
 
     def apply(self, grads: list) -> list:
+        self._arrived = {index for index, grad in enumerate(grads) if grad is not None}
+        cones = self.compiled.cones
+        used_up = set().union(*(cones[index] for index in self._consumed))
+        if any(cones[index] & used_up for index in self._arrived):
+            raise RuntimeError(FREED_MESSAGE)
         owner = self.name()
         values = [slot.unpack(owner, label) if isinstance(slot, Saved) else slot for label, slot in self._slots]
         for value in values:
@@ -227,11 +239,25 @@ class CompiledFunctionBackward(TapeNode):
                     for grad, (shape, dtype) in zip(grads, self.outputs)]
         results = self.compiled.backward(*values, *tangents)
         results = iter((results,) if not isinstance(results, tuple) else results)
-        joint = self.compiled.joint
+        joint, arrived = self.compiled.joint, [grad is not None for grad in grads]
+        # NOTE(unreached-inputs): as on the tape, an input gets no gradient (None, not
+        # zeros) when no output computed from it received one: its tape node never runs.
         by_primal = [_array(next(results)) if grad is not None else None for grad in joint.grads]
+        by_primal = [gradient if any(arrived[index] for index in reaching) else None
+                     for gradient, reaching in zip(by_primal, self.compiled.reaching)]
         return [by_primal[position] for position in self._tensor_positions]
 
     def release(self) -> None:
+        """NOTE(partial-release): one node stands for what the tape records as a node per
+        op, so independent outputs (a loss and a value returned beside it) share it. A
+        backward without retain_graph frees only the tape nodes it went through, so here
+        the outputs that received a gradient are used up (another gradient into one of
+        them raises the tape's error), and the saved values are freed once every output
+        is. A gradient into an output computed by an op that a used-up output was computed
+        by raises the tape's error (the tape freed that op's node)."""
+        self._consumed |= self._arrived
+        if len(self._consumed) < self.num_outputs:
+            return
         for _, slot in self._slots:
             if isinstance(slot, Saved):
                 slot.release()
@@ -244,6 +270,17 @@ def _array(value):
     if isinstance(value, Tensor):
         value = value._array
     return np.asarray(value) if isinstance(value, np.generic) else value
+
+
+def _ops_computing(value) -> set[Node]:
+    """The call nodes `value` is computed by (itself included)."""
+    found, todo = set(), [value] if isinstance(value, Node) else []
+    while todo:
+        node = todo.pop()
+        if node.kind == "call" and node not in found:
+            found.add(node)
+            todo.extend(node.inputs())
+    return found
 
 
 def _zeros(shape, dtype, grads: list):
