@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 import pytest
 from codegen.test_compiled_ops import (KERNEL_DTYPES, SAMPLES, UNCOMPARABLE, VECTOR_MATH_OPS, assert_same_kind,
-                                       dynamic_ok, resized, same_bits, special_graphs, special_values, tolerance,
-                                       trace_dynamic)
+                                       dynamic_ok, resized, same_bits, special_graphs, special_value_mismatches,
+                                       special_values, tolerance, trace_dynamic)
 from ops.test_registry import assert_same_values, strided, trace
 
 import pyjit
@@ -135,19 +135,7 @@ def test_workload_graphs_are_emulated(corpus):
 
 def test_special_values_give_numpys_results(corpus):
     _, special = corpus
-    mismatches, emulated = [], 0
-    for label, module, function, inputs in special:
-        if function is module:
-            continue
-        emulated += 1
-        with np.errstate(all="ignore"):
-            expected, actual = np.asarray(module(*inputs)), np.asarray(function(*inputs))
-        assert actual.dtype == expected.dtype and actual.shape == expected.shape, label
-        same = same_bits(actual, expected, label.split("-")[0] in VECTOR_MATH_OPS)
-        if not same.all():
-            where = tuple(np.argwhere(~same)[0]) if expected.ndim else ()
-            mismatches.append(f"{label} at {where}: inputs {[x[where] for x in inputs]}, "
-                              f"NumPy {expected[where]!r}, kernel {actual[where]!r}")
+    mismatches, emulated = special_value_mismatches(special)
     assert mismatches == []
     assert emulated > 700
 
