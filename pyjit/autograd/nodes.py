@@ -110,13 +110,18 @@ class Saved:
         if self.array is None:
             return UnusableValue(self.shape, self.dtype, self.module, FREED_MESSAGE)
         if self.counter is not None and self.counter.value != self.version:
-            message = (f"one of the variables needed for gradient computation has been modified by an inplace "
-                       f"operation: [{self.dtype} tensor of shape {list(self.shape)}], which is {label} of "
-                       f"{owner}, is at version {self.counter.value}; expected version {self.version} instead. "
-                       f"Hint: compute out of place (y = y + 1 instead of y += 1), or clone() the tensor before "
-                       f"modifying it.")
+            message = modified_message(self.dtype, self.shape, label, owner, self.counter.value, self.version)
             return UnusableValue(self.shape, self.dtype, array_module(self.array), message)
         return self.array
+
+
+def modified_message(dtype, shape, label: str, owner: str, version: int, expected: int) -> str:
+    """The tape's error for a saved value modified in place before its backward read it."""
+    return (f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{dtype} tensor of shape {list(shape)}], which is {label} of "
+            f"{owner}, is at version {version}; expected version {expected} instead. "
+            f"Hint: compute out of place (y = y + 1 instead of y += 1), or clone() the tensor before "
+            f"modifying it.")
 
 
 class UnusableValue:

@@ -111,6 +111,10 @@ class Graph:
         self.nodes.remove(node)
         self._taken_names.discard(node.name)
 
+    def impure_calls(self) -> list[Node]:
+        """The calls that must run even when nothing uses their values (a random draw)."""
+        return [node for node in self.nodes if node.kind == "call" and not _is_pure(node.target)]
+
     def eliminate_dead_code(self) -> int:
         """Erase pure calls and constants whose values nothing uses; returns how many."""
         removed = 0

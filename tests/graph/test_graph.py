@@ -230,6 +230,7 @@ def test_dead_code_elimination_removes_unused_pure_calls_and_constants():
     assert dead_chain not in graph.nodes and list(x.users) == [kept_effect, live]
     graph.lint()
     assert graph.eliminate_dead_code() == 0
+    assert graph.impure_calls() == [kept_effect]
 
 
 def cse(build):

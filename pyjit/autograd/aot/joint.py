@@ -11,6 +11,12 @@ flow to positional arguments and items of list arguments only. Calls that nothin
 reads (the gradients of arguments that need none) are dropped. Everything that does
 not depend on a tangent is "forward-side"; the partitioners (partition.py) decide which
 of it the forward computes and saves and which the backward recomputes.
+
+NOTE(vjp-reads): the tape saves each op's inputs and output and raises when a VJP
+reads one that was modified in place since (NOTE(saved-values)). The joint graph
+records, per forward call, which forward values its VJP reads, so the compiled node
+can raise the same error for a graph input or output the user modified after the call,
+whatever the partitioner chose to save (NOTE(aot-node) in runtime.py).
 """
 
 from __future__ import annotations
@@ -20,10 +26,18 @@ import dataclasses
 from ...graph import Graph, Node, TensorMeta
 from ...graph.node import map_nodes
 from ...ops.registry import op
+from ..nodes import UnusableValue
 
 
 class JointUnsupported(Exception):
     """The graph cannot be differentiated ahead of time; it runs on the tape instead."""
+
+
+@dataclasses.dataclass
+class VjpCall:
+    """What one forward call's VJP did in the joint graph (NOTE(vjp-reads))."""
+    reads: set[Node]       # the forward values it reads for their data
+    flows_to: list[Node]   # the arguments it gave a gradient to
 
 
 @dataclasses.dataclass
@@ -34,6 +48,19 @@ class Joint:
     differentiable: list[bool]     # per output: it gets a tangent and a grad_fn
     tangents: list[Node]           # one per differentiable output, in order
     grads: list[Node | None]       # per primal: its gradient, None where none flows
+    vjp_calls: dict[Node, VjpCall]  # per forward call whose VJP ran (NOTE(vjp-reads))
+
+    def backward_path(self, output: Node) -> set[Node]:
+        """The forward calls whose VJP a gradient into `output` runs through, as the tape
+        runs their nodes (NOTE(vjp-reads))."""
+        found, todo = set(), [output]
+        while todo:
+            node = todo.pop()
+            call = self.vjp_calls.get(node)
+            if call is not None and node not in found:
+                found.add(node)
+                todo.extend(call.flows_to)
+        return found
 
     def depends_on_tangents(self) -> set[Node]:
         """The nodes computed from a tangent: the backward-side of the graph."""
@@ -66,13 +93,14 @@ def build_joint(forward: Graph, requires_grad: list[bool]) -> Joint:
                 copies[node] = joint.call(node.target, *map_nodes(node.args, copies.__getitem__),
                                           **map_nodes(node.kwargs, copies.__getitem__))
     outputs = [map_nodes(value, copies.__getitem__) for value in outputs]
-    seeds = zip([value for value, wanted in zip(outputs, differentiable) if wanted], tangents)
-    gradients = _reverse(joint, {copies[node] for node in requiring_forward}, seeds)
+    seeds = list(zip([value for value, wanted in zip(outputs, differentiable) if wanted], tangents))
+    vjp_calls: dict[Node, VjpCall] = {}
+    gradients = _reverse(joint, {copies[node] for node in requiring_forward}, seeds, vjp_calls)
     grads = [gradients.get(primal) if wanted else None for primal, wanted in zip(primals, requires_grad)]
     joint.output((*outputs, *[grad for grad in grads if grad is not None]))
     joint.eliminate_dead_code()
     joint.lint()
-    return Joint(joint, primals, outputs, differentiable, tangents, grads)
+    return Joint(joint, primals, outputs, differentiable, tangents, grads, vjp_calls)
 
 
 def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:
@@ -86,10 +114,13 @@ def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:
     return requiring
 
 
-def _reverse(joint: Graph, requiring: set[Node], seeds) -> dict[Node, Node]:
+def _reverse(joint: Graph, requiring: set[Node], seeds, vjp_calls: dict) -> dict[Node, Node]:
     """The gradient of every requiring placeholder, from the tangents back through the
-    VJPs; each VJP is called once per call node and gives every argument's gradient."""
+    VJPs; each VJP is called once per call node and gives every argument's gradient.
+    Fills `vjp_calls` (NOTE(vjp-reads))."""
     gradients: dict[Node, Node] = {}
+    forward_side = {node for node in joint.nodes if node.kind in ("placeholder", "call")}
+    forward_side.difference_update(tangent for _, tangent in seeds)
     for value, tangent in seeds:
         _accumulate(joint, gradients, value, tangent)
     for node in reversed(joint.calls()):
@@ -103,10 +134,27 @@ def _reverse(joint: Graph, requiring: set[Node], seeds) -> dict[Node, Node]:
         if not arguments:
             continue
         with joint.at(node.loc):
+            start = len(joint.nodes)
             results = node.target.vjp(grad, node, *node.args, **node.kwargs)
+            call = vjp_calls[node] = VjpCall(_reads(joint.nodes[start:], forward_side), [])
             for position, item, value in arguments:
-                _accumulate(joint, gradients, value, _at(results, position, item))
+                gradient = _at(results, position, item)
+                if gradient is not None:
+                    call.flows_to.append(value)
+                _accumulate(joint, gradients, value, gradient)
     return gradients
+
+
+def _reads(vjp_nodes: list[Node], forward_side: set[Node]) -> set[Node]:
+    """The forward values `vjp_nodes` read for their data: as on the tape, a shape-only
+    op (zeros_like …) does not read its first argument's data (UnusableValue)."""
+    reads = set()
+    for node in vjp_nodes:
+        inputs = list(node.inputs())
+        if getattr(node.target, "name", None) in UnusableValue.SHAPE_ONLY_OPS and node.args:
+            inputs = [value for value in inputs if value is not node.args[0]]
+        reads.update(value for value in inputs if value in forward_side)
+    return reads
 
 
 def _tensor_arguments(node: Node) -> list[tuple]:

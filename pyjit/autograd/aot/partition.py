@@ -120,7 +120,7 @@ def split(joint: Joint, saved: list[Node]) -> Partition:
         raise AssertionError(f"the backward would read {missing[0].name}, which is not saved")  # a partitioner bug
     outputs = joint.outputs
     extra = [node for node in saved if node.kind != "placeholder" and not any(node is value for value in outputs)]
-    forward = extract("forward", joint.graph, joint.primals, (*outputs, *extra))
+    forward = extract("forward", joint.graph, joint.primals, (*outputs, *extra), impure=True)
     backward = extract("backward", joint.graph, [*saved, *joint.tangents], tuple(grads))
     return Partition(forward, backward, saved, saved_bytes(saved))
 
@@ -173,14 +173,16 @@ def _ancestors(roots, stop: set[Node]) -> set[Node]:
     return found
 
 
-def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple) -> Graph:
+def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, impure: bool = False) -> Graph:
     """A new graph computing `outputs` of `source` from `inputs` (its placeholders, in
-    that order), with every node it needs copied in `source`'s order."""
+    that order), with every node it needs copied in `source`'s order; `impure`: also
+    every impure call (a random draw runs, and moves the stream, though nothing reads it)."""
     graph = Graph(name, shape_env=source.shape_env)
     copies: dict[Node, Node] = {}
     for node in inputs:
         copies[node] = graph.placeholder(node.name, node.meta)
-    needed = _ancestors(outputs, stop=set(inputs))
+    roots = (*outputs, *source.impure_calls()) if impure else outputs
+    needed = _ancestors(roots, stop=set(inputs))
     for node in source.nodes:
         if node not in needed or node in copies:
             continue

@@ -29,7 +29,7 @@ from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
-from ..nodes import FREED_MESSAGE, Saved, UnusableValue
+from ..nodes import FREED_MESSAGE, Saved, UnusableValue, backward_name, modified_message
 from ..tensor import Tensor, _new
 from .joint import JointUnsupported, build_joint
 from .partition import extract, partition, saved_bytes
@@ -97,7 +97,7 @@ class _Compiled:
         self.aliases = aliases
         self.views = GraphModule(extract("views", graph, graph.placeholders,
                                          tuple(outputs[index] for index in aliases))) if aliases else None
-        forward = extract(graph.name, graph, graph.placeholders, tuple(kept))
+        forward = extract(graph.name, graph, graph.placeholders, tuple(kept), impure=True)
         joint = build_joint(forward, list(mask))
         cut = partition(joint, owner.partitioner, owner.memory_budget)
         self.joint, self.partition = joint, cut
@@ -112,15 +112,33 @@ class _Compiled:
         outputs = [value for value, differentiable in zip(joint.outputs, joint.differentiable) if differentiable]
         self.reaching = [[index for index, value in enumerate(outputs) if value.depends_on({primal})]
                          for primal in joint.primals]
-        self.cones = [_ops_computing(value) for value in outputs]  # NOTE(partial-release)
+        self.cones = [joint.backward_path(value) for value in outputs]  # NOTE(partial-release)
+        self.freeing = [{call for call in cone if joint.vjp_calls[call].reads} for cone in self.cones]
         output_index = {}
         for index, value in enumerate(joint.outputs):
             if isinstance(value, Node):
                 output_index.setdefault(value, index)
         self.output_index = output_index
+        order = {node: index for index, node in enumerate(joint.graph.nodes)}
+        self.reads = [self._reads(sorted(cone, key=order.__getitem__, reverse=True)) for cone in self.cones]
         counters["aot"]["graphs"] += 1
         _log(owner.graph_module.graph.name, self)
         return self
+
+    def _reads(self, calls: list[Node]) -> list[tuple[str, str, tuple]]:
+        """(node name, label, input or output) for each graph input and output that the
+        VJPs of `calls` read, in the order the tape runs them (NOTE(vjp-reads))."""
+        reads = []
+        for call in calls:
+            for value in self.joint.vjp_calls[call].reads:
+                if value in self.primal_index:
+                    where = ("input", self.primal_index[value])
+                elif value in self.output_index:
+                    where = ("output", self.output_index[value])
+                else:
+                    continue
+                reads.append((backward_name(call.target.name), _label(call, value), where))
+        return reads
 
     def __call__(self, args: tuple):
         arrays = [arg._array if isinstance(arg, Tensor) else arg for arg in args]
@@ -139,6 +157,8 @@ class _Compiled:
             else:
                 wrapped.append(_new(value) if tensor else value)
         node.keep(self._saved(args, results, wrapped))
+        node.watch({("input", index): arg for index, arg in enumerate(args) if isinstance(arg, Tensor)}
+                   | {("output", index): out for index, out in enumerate(wrapped) if isinstance(out, Tensor)})
         if self.views is not None:
             for index, view in zip(self.aliases, self.views(*args)):
                 wrapped.insert(index, view)
@@ -208,6 +228,7 @@ class CompiledFunctionBackward(TapeNode):
         self._tensor_positions = [index for index, arg in enumerate(args) if isinstance(arg, Tensor)]
         self._arrived: set[int] = set()  # NOTE(partial-release)
         self._consumed: set[int] = set()
+        self._versions: dict[tuple, tuple] = {}  # NOTE(vjp-reads)
 
     @property
     def backward_graph(self) -> GraphModule:
@@ -216,6 +237,12 @@ class CompiledFunctionBackward(TapeNode):
     def keep(self, slots: list) -> None:
         self._slots = slots
         self.num_outputs = len(self.outputs)
+
+    def watch(self, tensors: dict) -> None:
+        """Remember the version of each graph input and output a VJP reads (NOTE(vjp-reads))."""
+        wanted = {where for reads in self.compiled.reads for _, _, where in reads}
+        self._versions = {where: (tensor._version_counter, tensor._version_counter.value, tensor.shape,
+                                  tensor.dtype) for where, tensor in tensors.items() if where in wanted}
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
@@ -226,10 +253,11 @@ class CompiledFunctionBackward(TapeNode):
 
     def apply(self, grads: list) -> list:
         self._arrived = {index for index, grad in enumerate(grads) if grad is not None}
-        cones = self.compiled.cones
-        used_up = set().union(*(cones[index] for index in self._consumed))
-        if any(cones[index] & used_up for index in self._arrived):
+        freeing = self.compiled.freeing
+        used_up = set().union(*(freeing[index] for index in self._consumed))
+        if any(freeing[index] & used_up for index in self._arrived):
             raise RuntimeError(FREED_MESSAGE)
+        self._check_versions()
         owner = self.name()
         values = [slot.unpack(owner, label) if isinstance(slot, Saved) else slot for label, slot in self._slots]
         for value in values:
@@ -247,14 +275,27 @@ class CompiledFunctionBackward(TapeNode):
                      for gradient, reaching in zip(by_primal, self.compiled.reaching)]
         return [by_primal[position] for position in self._tensor_positions]
 
+    def _check_versions(self) -> None:
+        """The tape's error where a VJP on the arrived gradients' path reads a graph input
+        or output modified in place since the call (NOTE(vjp-reads))."""
+        for index in sorted(self._arrived):
+            for owner, label, where in self.compiled.reads[index]:
+                watched = self._versions.get(where)
+                if watched is not None and watched[0].value != watched[1]:
+                    counter, version, shape, dtype = watched
+                    raise RuntimeError(modified_message(dtype, shape, label, owner, counter.value, version))
+
     def release(self) -> None:
         """NOTE(partial-release): one node stands for what the tape records as a node per
         op, so independent outputs (a loss and a value returned beside it) share it. A
-        backward without retain_graph frees only the tape nodes it went through, so here
-        the outputs that received a gradient are used up (another gradient into one of
-        them raises the tape's error), and the saved values are freed once every output
-        is. A gradient into an output computed by an op that a used-up output was computed
-        by raises the tape's error (the tape freed that op's node)."""
+        backward without retain_graph frees the saved values of the tape nodes it went
+        through, and only a node whose VJP reads one raises when gone through again (an
+        add's does not). So here a gradient raises the tape's error when its path runs
+        through an op that an earlier backward's path ran through and whose VJP reads a
+        saved value (NOTE(vjp-reads)). The saved values are freed once every output has
+        received a gradient; from then on every backward through the node raises, even
+        one the tape lets through ops that read nothing, because the compiled backward
+        takes every saved value."""
         self._consumed |= self._arrived
         if len(self._consumed) < self.num_outputs:
             return
@@ -272,15 +313,14 @@ def _array(value):
     return np.asarray(value) if isinstance(value, np.generic) else value
 
 
-def _ops_computing(value) -> set[Node]:
-    """The call nodes `value` is computed by (itself included)."""
-    found, todo = set(), [value] if isinstance(value, Node) else []
-    while todo:
-        node = todo.pop()
-        if node.kind == "call" and node not in found:
-            found.add(node)
-            todo.extend(node.inputs())
-    return found
+def _label(call: Node, value: Node) -> str:
+    """How the tape names `value` among what `call`'s node saved."""
+    if value is call:
+        return "output 0"
+    for position, arg in enumerate(call.args):
+        if arg is value or (type(arg) in (list, tuple) and any(item is value for item in arg)):
+            return f"input {position}"
+    return "input"
 
 
 def _zeros(shape, dtype, grads: list):
