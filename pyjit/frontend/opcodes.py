@@ -224,7 +224,7 @@ def _binary_op(tracer, instr):
     if symbol.endswith("="):
         if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
             raise Break("unsupported", f"in-place operator {symbol} on {describe(left)}",
-                        hint="in-place updates of lists are captured in a later version; write x = x + y")
+                        hint="Python runs it at a graph break; write x = x + y to keep it in the graph")
         symbol = symbol[:-1]
     tracer.push(binary(tracer, symbol, left, right))
 
