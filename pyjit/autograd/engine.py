@@ -36,7 +36,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     tensors = _as_tuple(tensors)
     roots, grads = _roots(tensors, grad_tensors, create_graph)
     with no_grad():  # hooks compute on gradients; as in PyTorch, that is not recorded
-        run(roots, grads, retain_graph=create_graph if retain_graph is None else retain_graph)
+        _execute(roots, grads, create_graph if retain_graph is None else retain_graph, None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -50,8 +50,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             raise RuntimeError(f"element {index} of the differentiated tensors does not require grad")
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     with no_grad():
-        captured = run(roots, grads, retain_graph=create_graph if retain_graph is None else retain_graph,
-                       inputs=[tensor._gradient_edge() for tensor in inputs])
+        captured = _execute(roots, grads, create_graph if retain_graph is None else retain_graph,
+                            [tensor._gradient_edge() for tensor in inputs])
     results = []
     for tensor, value in zip(inputs, captured):
         if value is None and not allow_unused:
@@ -59,6 +59,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                                "Set allow_unused=True if this is the desired behavior.")
         results.append(None if value is None else Tensor(value))
     return tuple(results)
+
+
+# NOTE(backward-executor): backward() and grad() hand the reverse pass to the executor
+# set here, `run` (the tape) unless compiled autograd is enabled, which sets its own
+# (pyjit/autograd/compiled_autograd/, NOTE(compiled-autograd)). It is called as `run` is.
+_executor = None
+
+
+def set_executor(executor):
+    """Make `executor(roots, grads, retain_graph=…, inputs=…)` run the reverse passes
+    (None: the tape's `run`); returns the one it replaces."""
+    global _executor
+    previous, _executor = _executor, executor
+    return previous
+
+
+def _execute(roots: list, grads: list, retain_graph: bool, inputs: list | None):
+    executor = run if _executor is None else _executor
+    return executor(roots, grads, retain_graph=retain_graph, inputs=inputs)
 
 
 def _as_tuple(value) -> tuple:
