@@ -304,3 +304,26 @@ def test_training_with_an_optimizer_matches_the_tape():
 
     assert_same(train(None), train(identity))
     assert counters["compiled_autograd"]["captures"] >= 1
+
+
+def test_node_post_hooks_see_and_replace_what_the_node_sends_on():
+    seen = []
+
+    def step(x, y):
+        product = x * y
+        product.grad_fn.register_hook(
+            lambda grad_inputs, grad_outputs: seen.append(len(grad_outputs)) or (grad_inputs[0] * 2, grad_inputs[1]))
+        (product * product).sum().backward()
+
+    tape, compiled = both(step, lambda: leaves((3,), (3,)))
+    assert_same(tape, compiled)
+    assert seen == [1, 1]
+
+
+def test_a_post_hook_dropping_a_gradient_is_refused_before_anything_is_written():
+    x, y = leaves((3,), (3,))
+    product = x * y
+    product.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], None))
+    with pytest.raises(NotImplementedError, match="post hook"), pyjit.compiled_autograd.enable(identity):
+        product.sum().backward()
+    assert grads([x, y]) == [None, None]
