@@ -225,11 +225,15 @@ class _Tracing:
                   for value in node.saved_arguments()]
         tangents = node.tangents(buffer, self.tracer.empty)
         mark = len(self.graph.nodes)
-        results = node.backward_graph.forward(*values, *tangents)
+        backward = node.backward_graph
+        results = backward.forward(*values, *tangents)
         prefix = f"aot{self.aot_count}_"
         self.aot_count += 1
         for added in self.graph.nodes[mark:]:
             self.graph.rename(added, prefix + added.name)
+            if added.loc is not None and added.loc.filename == backward.filename:  # the line it was copied from
+                copied = backward.line_map.get(added.loc.lineno)
+                added.loc = None if copied is None else copied.loc
         return node.input_grads(buffer, results)
 
     def _accumulate(self, call: NodeCall, buffer: list) -> list:
