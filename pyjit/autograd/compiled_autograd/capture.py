@@ -142,8 +142,8 @@ def _slot_state(value, lifted: list, owner: str):
     """An op's argument as key state; a usable saved array is lifted instead."""
     if isinstance(value, Saved):
         array = value.unpack(owner, "")
-        if isinstance(array, UnusableValue):
-            return ("unusable",)
+        if isinstance(array, UnusableValue):  # a VJP may read its shape (NOTE(saved-values)): a key, not a size
+            return ("unusable", tuple(array.shape), array.dtype)
         lifted.append(array)
         return ("saved",)
     if type(value) in (list, tuple):

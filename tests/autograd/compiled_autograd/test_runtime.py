@@ -1,6 +1,9 @@
 """pyjit/autograd/compiled_autograd/runtime.py: backward() and autograd.grad through
 compiled autograd give the tape's gradients, hooks, errors and `.grad` states."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -327,3 +330,14 @@ def test_a_post_hook_dropping_a_gradient_is_refused_before_anything_is_written()
     with pytest.raises(NotImplementedError, match="post hook"), pyjit.compiled_autograd.enable(identity):
         product.sum().backward()
     assert grads([x, y]) == [None, None]
+
+
+def test_a_compiler_dropped_after_its_block_takes_its_cache_with_it():
+    x, y = leaves((3,), (3,))
+    compiler = lambda gm: gm  # noqa: E731 - a compiler made for one block, as users write it
+    alive = weakref.ref(compiler)
+    with pyjit.compiled_autograd.enable(compiler):
+        (x * y).sum().backward()
+    del compiler
+    gc.collect()
+    assert alive() is None
