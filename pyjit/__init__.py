@@ -1,6 +1,7 @@
 """pyjit: the PyTorch 2 compiler stack rebuilt for NumPy and CuPy."""
 
 from pyjit import _C, autograd, config, nn, optim, utils
+from pyjit.autograd import compiled_autograd
 from pyjit.autograd import (Tensor, allclose, arange, as_tensor, enable_grad, from_numpy, make_fx, manual_seed, no_grad,
                             ones, rand, randn, tensor, zeros)
 from pyjit import frontend as _frontend
@@ -11,7 +12,7 @@ from pyjit.logs import set_logs
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "allclose", "allow_in_graph", "arange", "as_tensor", "autograd", "cache_entries", "compile",
-           "config", "disable", "enable_grad", "explain", "from_numpy", "graph_break", "list_backends",
+           "compiled_autograd", "config", "disable", "enable_grad", "explain", "from_numpy", "graph_break", "list_backends",
            "list_mode_options", "make_fx",
            "manual_seed", "nn", "no_grad", "ones", "optim", "optimize", "rand", "randn", "register_backend", "reset",
            "set_logs", "tensor", "utils", "zeros"]
@@ -21,6 +22,7 @@ def reset():
     """Forget every compiled entry and skip mark; guarded objects are released."""
     _C.reset()
     _frontend.reset()
+    compiled_autograd.reset()
 
 
 def cache_entries(fn):

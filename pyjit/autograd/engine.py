@@ -36,7 +36,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     tensors = _as_tuple(tensors)
     roots, grads = _roots(tensors, grad_tensors, create_graph)
     with no_grad():  # hooks compute on gradients; as in PyTorch, that is not recorded
-        run(roots, grads, retain_graph=create_graph if retain_graph is None else retain_graph)
+        _execute(roots, grads, create_graph if retain_graph is None else retain_graph, None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -50,8 +50,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             raise RuntimeError(f"element {index} of the differentiated tensors does not require grad")
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     with no_grad():
-        captured = run(roots, grads, retain_graph=create_graph if retain_graph is None else retain_graph,
-                       inputs=[tensor._gradient_edge() for tensor in inputs])
+        captured = _execute(roots, grads, create_graph if retain_graph is None else retain_graph,
+                            [tensor._gradient_edge() for tensor in inputs])
     results = []
     for tensor, value in zip(inputs, captured):
         if value is None and not allow_unused:
@@ -59,6 +59,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                                "Set allow_unused=True if this is the desired behavior.")
         results.append(None if value is None else Tensor(value))
     return tuple(results)
+
+
+# NOTE(backward-executor): backward() and grad() hand the reverse pass to the executor
+# set here, `run` (the tape) unless compiled autograd is enabled, which sets its own
+# (pyjit/autograd/compiled_autograd/, NOTE(compiled-autograd)). It is called as `run` is.
+_executor = None
+
+
+def set_executor(executor):
+    """Make `executor(roots, grads, retain_graph=…, inputs=…)` run the reverse passes
+    (None: the tape's `run`); returns the one it replaces."""
+    global _executor
+    previous, _executor = _executor, executor
+    return previous
+
+
+def _execute(roots: list, grads: list, retain_graph: bool, inputs: list | None):
+    executor = run if _executor is None else _executor
+    return executor(roots, grads, retain_graph=retain_graph, inputs=inputs)
 
 
 def _as_tuple(value) -> tuple:
@@ -99,21 +118,32 @@ def graph_nodes(*tensors: Tensor) -> list[Node]:
     """The nodes behind `tensors`, in the order backward would run them (each after
     every node that sends it a gradient): the tape as compiled autograd sees it."""
     roots = [tensor._gradient_edge()[0] for tensor in tensors]
-    dependencies = _count_dependencies([root for root in roots if root is not None])
+    return run_order([root for root in roots if root is not None])
+
+
+def run_order(roots: list[Node], needed: set[Node] | None = None) -> list[Node]:
+    """The nodes reachable from `roots` (only those in `needed`, when given) in the order
+    `run` visits them: each after every node that sends it a gradient, then by _Ready."""
+    dependencies = _count_dependencies(roots)
     ready = _Ready()
-    for root in dict.fromkeys(root for root in roots if root is not None):
-        if not dependencies.get(root):
+    for root in dict.fromkeys(roots):
+        if not dependencies.get(root) and (needed is None or root in needed):
             ready.push(root)
     order = []
     while ready:
         node = ready.pop()
         order.append(node)
         for child, _ in node.next_functions:
-            if child is not None:
+            if child is not None and (needed is None or child in needed):
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.push(child)
     return order
+
+
+def nodes_reaching(inputs: Sequence[tuple[Node, int]], roots) -> set[Node]:
+    """The nodes grad() runs: those reachable from `roots` from which an input's node can be reached."""
+    return _nodes_reaching({node for node, _ in inputs if node is not None}, roots)
 
 
 def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: bool = False,
@@ -121,13 +151,13 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
     """The reverse pass (NOTE(engine)); with `inputs`, the gradients that reach those
     edges (None where none does), and no `.grad` is touched."""
     dependencies = _count_dependencies([node for node, _ in roots])
-    needed = None if inputs is None else _nodes_reaching({node for node, _ in inputs if node is not None}, roots)
+    needed = None if inputs is None else nodes_reaching(inputs, roots)
     captured: dict[tuple[Node, int], object] = {}
     wanted = set() if inputs is None else set(inputs)
     buffers: dict[Node, list] = {}
     ready = _Ready()
     for (node, output_nr), gradient in zip(roots, grads):
-        _deliver(buffers, node, output_nr, gradient)
+        deliver(buffers, node, output_nr, gradient)
     for node in buffers:
         if not dependencies.get(node) and (needed is None or node in needed):
             ready.push(node)
@@ -141,7 +171,7 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
         for (child, output_nr), gradient in zip(node.next_functions, out_grads):
             if child is None or (needed is not None and child not in needed):
                 continue
-            _deliver(buffers, child, output_nr, gradient)
+            deliver(buffers, child, output_nr, gradient)
             dependencies[child] -= 1
             if dependencies[child] == 0:
                 ready.push(child)
@@ -161,6 +191,8 @@ def _run_node(node: Node, buffer: list, needed: set | None, retain_graph: bool) 
         if isinstance(node, AccumulateGrad) or not any(child in needed for child, _ in node.next_functions):
             return nothing
     out_grads = node.apply(buffer)
+    for _, hook in list(node.post_hooks.values()):
+        out_grads = call_post_hook(hook, out_grads, buffer)
     if not retain_graph:
         node.release()
     return out_grads
@@ -208,7 +240,8 @@ def _nodes_reaching(targets: set[Node], roots) -> set[Node]:
     return needed
 
 
-def _deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
+def deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
+    """Add `gradient` into `node`'s buffer at `output_nr` (the buffer is made even for None)."""
     buffer = buffers.get(node)
     if buffer is None:
         buffer = buffers[node] = [None] * node.num_outputs
@@ -220,17 +253,40 @@ def _deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
 def _run_pre_hooks(node: Node, buffer: list) -> list:
     """Each tensor hook on the gradient of its output; a value it returns replaces it."""
     for output_nr, hook in list(node.pre_hooks.values()):
-        gradient = buffer[output_nr]
-        if gradient is None:
-            continue
-        result = hook(Tensor(gradient))
-        if result is not None:
-            replaced = as_array(result, dtype=gradient.dtype)
-            if replaced.shape != np.shape(gradient):
-                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
-                                   f"from {np.shape(gradient)} to {replaced.shape}")
-            buffer[output_nr] = replaced
+        if buffer[output_nr] is not None:
+            buffer[output_nr] = call_hook(hook, buffer[output_nr])
     return buffer
+
+
+def call_hook(hook, gradient):
+    """`hook(gradient)` on a tensor hook's terms: the gradient it returns (same shape, cast
+    to the gradient's dtype), or `gradient` when it returns None."""
+    return _replaced(hook, gradient, hook(Tensor(gradient)))
+
+
+def _replaced(hook, gradient, result):
+    if result is None:
+        return gradient
+    replaced = as_array(result, dtype=gradient.dtype)
+    if replaced.shape != np.shape(gradient):
+        raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
+                           f"from {np.shape(gradient)} to {replaced.shape}")
+    return replaced
+
+
+def call_post_hook(hook, grad_inputs: list, grad_outputs: list) -> list:
+    """A node's post hook on the gradients it sends on and those it received: the
+    gradients it returns (as call_hook checks them), or `grad_inputs` when it returns None."""
+    result = hook(tuple(None if gradient is None else Tensor(gradient) for gradient in grad_inputs),
+                  tuple(None if gradient is None else Tensor(gradient) for gradient in grad_outputs))
+    if result is None:
+        return grad_inputs
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != len(grad_inputs):
+        raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(grad_inputs)})")
+    return [None if new is None else as_array(new) if old is None else _replaced(hook, old, new)
+            for old, new in zip(grad_inputs, result)]
 
 
 class _Ready:
