@@ -26,6 +26,7 @@ from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
                         hoist_leading_dims, nests_parallel_in_serial, unrolled_accumulation, walk_values)
+from .moments import fewer_passes
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
     ("bool", "uint8_t"), ("int8", "int8_t"), ("int16", "int16_t"), ("int32", "int32_t"), ("int64", "int64_t"),
@@ -179,7 +180,7 @@ class _KernelWriter:
                         f"({qualifier}{ctype(buffer.dtype)} *)buffers[{position}];")
         for position, name in enumerate(kernel.sizes):
             head.append(f"    const int64_t {name} = sizes[{position}];")
-        body = hoist_leading_dims(kernel.body)  # NOTE(leading-kept-dims)
+        body = fewer_passes(hoist_leading_dims(kernel.body))  # NOTE(leading-kept-dims), NOTE(one-pass-moments)
         if nests_parallel_in_serial(body):
             self._team_region(body)
         else:
@@ -203,11 +204,11 @@ class _KernelWriter:
 
     # -- statements -------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, top: bool = False) -> None:
-        for statement in body:
+        for statement in _merged_reductions(body):
             if isinstance(statement, Loop):  # an accumulation runs unrolled: NOTE(unrolled-accumulation)
                 for loop in unrolled_accumulation(statement) or (statement,):
                     self._loop(loop, depth, scope)
-            elif isinstance(statement, Reduce):
+            elif isinstance(statement, list):
                 self._reduce(statement, depth, scope, parallel=top)
             elif isinstance(statement, Scratch):  # private to the thread running this body
                 self.params[statement.name] = statement.name
@@ -278,35 +279,39 @@ class _KernelWriter:
             return "" if known >= PARALLEL_MIN_WORK else None
         return f" if(({index_text(work)}) >= {PARALLEL_MIN_WORK})"
 
-    def _reduce(self, reduce: Reduce, depth: int, scope: dict, parallel: bool) -> None:
-        """A Reduce: serial for argmax/argmin, else `omp simd` with reduction clauses on
-        the innermost loop, and on threads too where it is a kernel's top level."""
-        plan = _reduction_plan(reduce)
-        for declaration in plan["declare"]:
+    def _reduce(self, reduces: list[Reduce], depth: int, scope: dict, parallel: bool) -> None:
+        """Reductions over the same dims in one loop (NOTE(reduction-merging)): serial for
+        argmax/argmin, else `omp simd` with reduction clauses on the innermost loop, and
+        on threads too where it is a kernel's top level."""
+        plans = [_reduction_plan(reduce) for reduce in reduces]
+        for declaration in (line for plan in plans for line in plan["declare"]):
             self._emit(depth, declaration)
-        count = len(reduce.dims)
-        clause = "".join(f" reduction({op}:{name})" for op, name in plan["clauses"])
+        dims = reduces[0].dims
+        count = len(dims)
+        clause = "".join(f" reduction({op}:{name})" for plan in plans for op, name in plan["clauses"])
         pragmas: dict[int, str] = {}
-        if plan["clauses"] and count:
-            threads = self._parallel_clause(self._work([reduce])) if parallel else None
+        if clause and count:
+            threads = self._parallel_clause(self._work(reduces)) if parallel else None
             if threads is not None:
                 pragmas[0] = f"parallel for simd{_collapse(count)}{clause}{threads}"
             else:
                 pragmas[count - 1] = f"simd{clause}"
-        self._nest(reduce.dims, depth, pragmas)
+        self._nest(dims, depth, pragmas)
         inner = depth + count
         if not count:
             self._emit(depth, "{")
             inner = depth + 1
         inner_scope = dict(scope)
-        value = self._value(reduce.value, inner, inner_scope)
-        for line in plan["combine"]:
-            self._emit(inner, line.format(v=value))
-        for store in reduce.stores:
-            target = f"{self.params[store.buffer]}[{index_text(store.index)}]"
-            self._emit(inner, f"{target} = {self._value(store.value, inner, inner_scope)};")
+        for reduce, plan in zip(reduces, plans):
+            value = self._value(reduce.value, inner, inner_scope)
+            for line in plan["combine"]:
+                self._emit(inner, line.format(v=value))
+            for store in reduce.stores:
+                target = f"{self.params[store.buffer]}[{index_text(store.index)}]"
+                self._emit(inner, f"{target} = {self._value(store.value, inner, inner_scope)};")
         self._close(max(count, 1), depth)
-        self._emit(depth, plan["result"])
+        for plan in plans:
+            self._emit(depth, plan["result"])
 
     # -- values ---------------------------------------------------------------------
     def _value(self, value, depth: int, scope: dict) -> str:
@@ -332,6 +337,34 @@ class _KernelWriter:
 
     def _emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
+
+
+# NOTE(reduction-merging): consecutive reductions over the same dims, none reading
+# another's result or what another stores, run as one loop with one reduction clause
+# each: a row is read once for all of them (the row sum and the shifted sums of
+# NOTE(one-pass-moments), the max and the sum of a row). Each accumulator sees the same
+# values in the same order as in a loop of its own.
+def _merged_reductions(body):
+    """`body` with each run of mergeable Reduces as one list (a lone Reduce as a list of one)."""
+    merged: list = []
+    for statement in body:
+        previous = merged[-1] if merged else None
+        if isinstance(statement, Reduce) and isinstance(previous, list) and _merges(previous, statement):
+            previous.append(statement)
+        else:
+            merged.append([statement] if isinstance(statement, Reduce) else statement)
+    return merged
+
+
+def _merges(group: list[Reduce], reduce: Reduce) -> bool:
+    if not reduce.dims or reduce.dims != group[0].dims or any(
+            member.kind.startswith("arg") for member in (*group, reduce)):
+        return False
+    names = {member.name for member in group}
+    written = {store.buffer for member in group for store in member.stores}
+    read = [node for value in (reduce.value, *(store.value for store in reduce.stores)) for node in walk_values(value)]
+    return not any((isinstance(node, Var) and node.name in names) or (isinstance(node, Load) and node.buffer in written)
+                   for node in read)
 
 
 def _collapse(count: int) -> str:
