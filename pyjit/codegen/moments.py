@@ -47,11 +47,13 @@ def fewer_passes(body: tuple) -> tuple:
 
 def _without_duplicates(body: tuple) -> tuple:
     statements = list(body)
+    written = _written(body)
     position = 0
     while position < len(statements):
         statement = statements[position]
         first = next((other for other in statements[:position] if isinstance(statement, Reduce)
                       and isinstance(other, Reduce) and not statement.stores and not other.stores
+                      and not _loads(statement.value, written)
                       and (other.kind, other.dtype, other.value, other.dims)
                       == (statement.kind, statement.dtype, statement.value, statement.dims)), None)
         if first is None:
@@ -110,12 +112,33 @@ def _reads(value, names: set[str]) -> bool:
     return any(isinstance(node, (Load, IndexValue)) and node.index.names() & names for node in walk_values(value))
 
 
+def _loads(value, buffers: set[str]) -> bool:
+    return any(isinstance(node, Load) and node.buffer in buffers for node in walk_values(value))
+
+
+def _written(body) -> set[str]:
+    """The buffers and scratch rows that statements of `body` write (a kept value,
+    NOTE(kept-values), is there only after the reduction that stores it)."""
+    found = set()
+    for statement in body:
+        if isinstance(statement, Loop):
+            found |= _written(statement.body)
+        elif isinstance(statement, Reduce):
+            found |= {store.buffer for store in statement.stores}
+        elif hasattr(statement, "buffer"):
+            found.add(statement.buffer)
+    return found
+
+
 def _run(statements: list, position: int, u) -> tuple[int, int] | None:
     """(start, end) of the reductions over the same row before `position` that `u` does
     not read, where S1 and S2 join their loop (NOTE(reduction-merging)); results of no
-    row (earlier combined sums) may lie between. None when there are none."""
+    row (earlier combined sums) may lie between. None when there are none, or when `u`
+    reads what the kernel writes (x0 would be read before it is written)."""
     dims = statements[position].dims
     reads = {node.name for node in walk_values(u) if isinstance(node, Var)}
+    if _loads(u, _written(statements)):
+        return None
 
     def joins(statement) -> bool:
         return isinstance(statement, Reduce) and statement.name not in reads and statement.dims in (dims, ())
