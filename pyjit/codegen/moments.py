@@ -11,7 +11,9 @@ the first element of the row,
 
 needs only S1 and S2, which the pass over the row that computes the mean also
 accumulates (in double: NOTE(reduction-merging) in c_renderer.py runs them in one loop);
-the sum is then combined once per row and rounded to float32 once. Why it is safe:
+the sum is then combined once per row and rounded to float32 once. Where that pass sums
+u itself (the mean's sum), S1 + n*x0 is that sum (in double, rounded once, as every
+float32 sum is), so the loop keeps two accumulators, not three. Why it is safe:
 every term is computed in double from float32 values (differences of float32 values
 lose at most double's rounding), and because x0 is an element of the row, the result is
 at least half the square of the largest |u - x0|, which bounds every term the
@@ -72,9 +74,15 @@ def _one_pass_moments(body: tuple) -> tuple:
         run = _run(statements, position, deviation[0]) if deviation is not None else None
         if run is not None:
             start, end = run
-            x0, sums, combined = _rewritten(statements[position], *deviation)
+            x0, (s1, s2), combined = _rewritten(statements[position], *deviation)
             statements[position] = combined
-            statements[end:end] = sums
+            found = _row_sum(statements, start, end, deviation[0])
+            if found is None:
+                statements[end:end] = [s1, s2]
+            else:  # S1 serves as the row's sum too: sum(u) = S1 + n*x0
+                row_sum, statements[found] = statements[found], s1
+                total = Call("add", (Var(s1.name, F64), _mul(Constant(float(_count(s1.dims)), F64), Var(x0.name, F64))), F64)
+                statements[end:end] = [s2, Reduce(row_sum.name, "sum", F32, Call("cast", (total,), F32), ())]
             statements.insert(start, x0)
             position += 3
         position += 1
@@ -152,6 +160,25 @@ def _run(statements: list, position: int, u) -> tuple[int, int] | None:
     return (start, end) if start < end else None
 
 
+def _row_sum(statements: list, start: int, end: int, u) -> int | None:
+    """The position of the run's float32 sum of `u` itself (the mean's), when nothing
+    after it in the run reads it (its result is formed after the run); None otherwise."""
+    for position in range(start, end):
+        statement = statements[position]
+        if (statement.kind, statement.dtype, statement.value, statement.stores) == ("sum", F32, u, ()) and not any(
+                isinstance(node, Var) and node.name == statement.name
+                for later in statements[position + 1:end] for node in walk_values(later.value)):
+            return position
+    return None
+
+
+def _count(dims) -> int:
+    count = 1
+    for dim in dims:
+        count *= dim.extent.constant_value()
+    return count
+
+
 def _rewritten(reduce: Reduce, u, c) -> tuple:
     """x0 (it goes before the run), S1 and S2 (they go at its end, where the C renderer
     merges them into its loop), and the sum they give (in place of `reduce`)."""
@@ -160,9 +187,7 @@ def _rewritten(reduce: Reduce, u, c) -> tuple:
     x0 = Var(f"{name}_x0", F64)
     shifted = Call("sub", (Call("cast", (u,), F64), x0), F64)
     s1, s2 = Var(f"{name}_s1", F64), Var(f"{name}_s2", F64)
-    count = 1
-    for dim in reduce.dims:
-        count *= dim.extent.constant_value()
+    count = _count(reduce.dims)
     delta = Call("sub", (Call("cast", (c,), F64), x0), F64)
     combined = Call("add", (Call("sub", (s2, _mul(_mul(Constant(2.0, F64), delta), s1)), F64),
                             _mul(_mul(Constant(float(count), F64), delta), delta)), F64)
