@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -30,13 +31,15 @@ from pyjit.graph import Graph, TensorMeta
 
 def kernel(build, *shapes):
     graph = Graph()
-    graph.output(build(*(graph.placeholder(f"x{{n}}", TensorMeta(shape, np.float32)) for n, shape in enumerate(shapes))))
+    inputs = [graph.placeholder(f"x{{n}}", TensorMeta(shape, np.float32)) for n, shape in enumerate(shapes)]
+    graph.output(build(*inputs))
     (k,) = schedule(graph, prefix="row").kernels
     return [render_unit([k]), k.name, len(k.buffers), len(k.sizes)]
 
 print(json.dumps({{
     "softmax": kernel(lambda x: ops.softmax(x), ({ROWS}, {WIDTH})),
-    "layer_norm": kernel(lambda x, w, b: ops.layer_norm(x, ({WIDTH},), w, b), ({ROWS}, {WIDTH}), ({WIDTH},), ({WIDTH},)),
+    "layer_norm": kernel(lambda x, w, b: ops.layer_norm(x, ({WIDTH},), w, b),
+                         ({ROWS}, {WIDTH}), ({WIDTH},), ({WIDTH},)),
     "var": kernel(lambda x: ops.var(x, axis=-1), ({ROWS}, {WIDTH})),
 }}))
 """
@@ -54,19 +57,28 @@ def main() -> None:
     parser.add_argument("--against", required=True, help="the other pyjit source tree")
     parser.add_argument("--rounds", type=int, default=100)
     options = parser.parse_args()
+    import pyjit
+
+    with tempfile.TemporaryDirectory() as cache:  # a fresh compile cache: the user's is left alone
+        pyjit.config.cache_dir = cache
+        compare(rendered(os.path.abspath(options.against)), options.rounds)
+
+
+def compare(before: dict, rounds: int) -> None:
+    """Times each kernel of `before` against this tree's, after checking both."""
     from pyjit import _C
     from pyjit.codegen import build
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sources = {"before": rendered(os.path.abspath(options.against)), "after": rendered(here)}
+    sources = {"before": before, "after": rendered(here)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((ROWS, WIDTH), dtype=np.float32)
     w, b = rng.standard_normal(WIDTH, dtype=np.float32), rng.standard_normal(WIDTH, dtype=np.float32)
     centered = x - x.mean(axis=-1, keepdims=True)
     variance = (centered * centered).mean(axis=-1, keepdims=True)
-    expected = {"softmax": np.exp(x - x.max(axis=-1, keepdims=True)), "layer_norm": centered / np.sqrt(variance + 1e-5) * w + b,
-                "var": variance[:, 0]}
-    expected["softmax"] /= expected["softmax"].sum(axis=-1, keepdims=True)
+    exponentials = np.exp(x - x.max(axis=-1, keepdims=True))
+    expected = {"softmax": exponentials / exponentials.sum(axis=-1, keepdims=True),
+                "layer_norm": centered / np.sqrt(variance + 1e-5) * w + b, "var": variance[:, 0]}
     inputs = {"softmax": (x,), "layer_norm": (x, w, b), "var": (x,)}
     print(f"{'kernel':12s} {'before ms':>10s} {'after ms':>10s} {'gain':>6s}")
     for name, want in expected.items():
@@ -78,7 +90,7 @@ def main() -> None:
             out.fill(np.nan)
             kernels[label](*inputs[name], out)
             np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5, err_msg=f"{name} {label}")
-        for _ in range(options.rounds):  # interleaved: a slow spell of the machine hits both
+        for _ in range(rounds):  # interleaved: a slow spell of the machine hits both
             for label, kernel in kernels.items():
                 times[label].append(min(_C.bench(kernel, (*inputs[name], out), 3, 1)))
         before, after = min(times["before"]), min(times["after"])

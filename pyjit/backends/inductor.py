@@ -188,7 +188,8 @@ def _compile_graphs(items, target, options: _Options) -> list:
     with trace.stage("schedule"):
         for position, (graph_module, example_inputs) in enumerate(items):
             layouts = _layouts(graph_module.graph, example_inputs, target)
-            plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target, options) if layouts is not None else None)
+            plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target, options)
+                         if layouts is not None else None)
     library = _load([plan for plan in plans if plan is not None], target, options.autotune)
     if library is None:
         return [graph_module for graph_module, _ in items]

@@ -81,7 +81,8 @@ def _one_pass_moments(body: tuple) -> tuple:
                 statements[end:end] = [s1, s2]
             else:  # S1 serves as the row's sum too: sum(u) = S1 + n*x0
                 row_sum, statements[found] = statements[found], s1
-                total = Call("add", (Var(s1.name, F64), _mul(Constant(float(_count(s1.dims)), F64), Var(x0.name, F64))), F64)
+                shift = _mul(Constant(float(_count(s1.dims)), F64), Var(x0.name, F64))
+                total = Call("add", (Var(s1.name, F64), shift), F64)
                 statements[end:end] = [s2, Reduce(row_sum.name, "sum", F32, Call("cast", (total,), F32), ())]
             statements.insert(start, x0)
             position += 3
