@@ -232,9 +232,9 @@ def _names(text: str | None, known, what: str) -> list[str] | None:
 
 
 def default_engines(engines: dict, quick: bool, peers: bool) -> list[str]:
-    """Every engine; --quick leaves out the inductor modes beyond the default (on the CPU
-    they compile the same kernels: NOTE(modes) in pyjit/backends/inductor.py) and, unless
-    --peers, the peers (each compiles for seconds per workload)."""
+    """Every engine; --quick leaves out the inductor modes beyond the default (their gains
+    need the full sizes: NOTE(modes) in pyjit/backends/inductor.py) and, unless --peers,
+    the peers (each compiles for seconds per workload)."""
     left_out = ({"mode"} if peers else {"mode", "peer"}) if quick else set()
     return [name for name, engine in engines.items() if engine.kind not in left_out]
 

@@ -96,7 +96,7 @@ def test_every_mode_compiles_and_agrees(mode):
 def test_an_unknown_mode_is_refused_when_compiling():
     with pytest.raises(RuntimeError, match="Unrecognized mode='fastest'"):
         pyjit.compile(lambda x: x, mode="fastest")
-    assert pyjit.list_mode_options("reduce-overhead") == {"cuda_graphs": True}
+    assert pyjit.list_mode_options("reduce-overhead") == {"cuda_graphs": True, "reuse_buffers": True}
 
 
 def test_options_a_backend_does_not_take_are_refused_when_compiling():

@@ -21,11 +21,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
+from typing import NamedTuple
 
 from .. import config, logs, trace
 from ..autograd import Tensor
 from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import build
+from ..codegen.autotune import TunedKernel
 from ..codegen.lowering import Unsupported, lowering_half
 from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
@@ -33,7 +35,7 @@ from ..graph import Node, TensorMeta
 from ..utils import capture_disabled, counters
 from .registry import register_backend
 from . import cuda_graphs
-from .targets import TARGETS, CudaTarget, graph_device, target_for
+from .targets import TARGETS, CpuTarget, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
@@ -42,19 +44,22 @@ _warned_no_compiler = False
 
 # NOTE(modes): torch.compile's four modes, as the options each implies. What they do
 # depends on the device (`mode_options(mode, device)` says it):
-#   * CPU: all four compile the same C kernels. CUDA graphs exist only on the GPU, and
-#     the C kernels have one schedule, so there is nothing to autotune; the names are
-#     accepted so that code written for torch.compile runs.
+#   * CPU: "autotune" compiles each C kernel's variants (threads, vector width) and
+#     times them at its first call, keeping the fastest on disk (NOTE(cpu-autotune));
+#     "reuse_buffers" takes a graph's buffers from its previous call when nothing else
+#     holds them (NOTE(buffer-reuse) in pyjit/codegen/wrapper.py), what CUDA graphs
+#     save on a GPU without their overwritten outputs. CUDA graphs do not exist here.
 #   * CUDA: "autotune" times each kernel's block sizes with CUDA events on its first call
 #     at given sizes and keeps the fastest (NOTE(cuda-autotune)); "cuda_graphs" replays a
-#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in cuda_graphs.py).
+#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in cuda_graphs.py); CuPy's
+#     memory pool already reuses buffers.
 # Unknown modes or options are refused.
-MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True},
-         "max-autotune": {"autotune": True, "cuda_graphs": True},
-         "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False}}
-OPTIONS = frozenset({"cuda_graphs", "autotune"})
+MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True, "reuse_buffers": True},
+         "max-autotune": {"autotune": True, "cuda_graphs": True, "reuse_buffers": True},
+         "max-autotune-no-cudagraphs": {"autotune": True, "cuda_graphs": False, "reuse_buffers": False}}
+OPTIONS = frozenset({"cuda_graphs", "autotune", "reuse_buffers"})
 # What each option does per device (NOTE(modes)).
-DEVICE_SUPPORT = {"cpu": frozenset(), "cuda": frozenset({"autotune", "cuda_graphs"})}
+DEVICE_SUPPORT = {"cpu": frozenset({"autotune", "reuse_buffers"}), "cuda": frozenset({"autotune", "cuda_graphs"})}
 
 
 def mode_options(mode: str | None = None, device: str | None = None) -> dict:
@@ -83,20 +88,20 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     unknown = sorted(set(options or ()) - OPTIONS)
     if unknown:
         raise RuntimeError(f"Unexpected optimization option {unknown[0]!r}, known options are {sorted(OPTIONS)}")
-    autotune = bool(chosen.get("autotune"))
+    tuning = {"autotune": bool(chosen.get("autotune")), "reuse_buffers": bool(chosen.get("reuse_buffers"))}
     examples = list(example_inputs or ())
     output = graph_module.graph.output_node.args[0]
     outputs = [output] if isinstance(output, Node) else list(output)
     if not any(isinstance(example, Tensor) for example in examples) and not any(
             tensor_outputs(graph_module.graph, examples, outputs)):
-        compiled = compile_graphs([(graph_module, examples)], autotune=autotune)[0]
+        compiled = compile_graphs([(graph_module, examples)], **tuning)[0]
         if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
                 and not cuda_graphs.is_dynamic(graph_module)):
             return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
         return compiled
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
     inference = _Lazy(lambda: _on_tensors(
-        graph_module, compile_graphs([(graph_module, arrays)], autotune=autotune)[0], examples))
+        graph_module, compile_graphs([(graph_module, arrays)], **tuning)[0], examples))
     return aot_function(graph_module, examples, fw_compiler=_on_arrays, bw_compiler=_on_arrays, inference=inference,
                         partitioner=config.aot_partitioner or "min_cut", memory_budget=config.aot_memory_budget)
 
@@ -143,16 +148,16 @@ def _on_tensors(graph_module, compiled, examples: list):
     return run
 
 
-def compile_graphs(items, target: str | None = None, autotune: bool = False) -> list:
+def compile_graphs(items, target: str | None = None, autotune: bool = False, reuse_buffers: bool = False) -> list:
     """inductor() for several (graph_module, example_inputs) at once: every kernel of
     every graph in one translation unit, so one compiler run (tests batch their graphs).
     `target` (NOTE(targets)): "cpu", "cuda" or "cuda-emulation"; by default the first
-    graph's device decides. `autotune`: NOTE(modes)."""
+    graph's device decides. `autotune`, `reuse_buffers`: NOTE(modes)."""
     if not items:
         return []
     chosen = TARGETS[target] if target is not None else target_for(items[0][0].graph)
     with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
-        return _compile_graphs(items, chosen, autotune)
+        return _compile_graphs(items, chosen, _Options(autotune, reuse_buffers and chosen is CpuTarget))
 
 
 @contextlib.contextmanager
@@ -172,7 +177,7 @@ def _recursion_room(nodes: int):
         sys.setrecursionlimit(previous)
 
 
-def _compile_graphs(items, target, autotune: bool = False) -> list:
+def _compile_graphs(items, target, options: _Options) -> list:
     try:
         target.array_module()
     except build.CompilerUnavailable as error:  # CUDA graphs without CuPy
@@ -183,10 +188,9 @@ def _compile_graphs(items, target, autotune: bool = False) -> list:
     with trace.stage("schedule"):
         for position, (graph_module, example_inputs) in enumerate(items):
             layouts = _layouts(graph_module.graph, example_inputs, target)
-            plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target) if layouts is not None else None)
-    library = _load([plan for plan in plans if plan is not None], target)
-    if autotune and hasattr(library, "autotune"):  # a CUDA library (NOTE(cuda-autotune))
-        library.autotune = True
+            plans.append(_Plan.make(graph_module, layouts, f"g{position}_", target, options)
+                         if layouts is not None else None)
+    library = _load([plan for plan in plans if plan is not None], target, options.autotune)
     if library is None:
         return [graph_module for graph_module, _ in items]
     return [plan.bind(library) if plan is not None else graph_module
@@ -214,12 +218,12 @@ def _warn_unavailable(error) -> None:
         warnings.warn(f"pyjit: {error}; the inductor backend runs graphs eagerly", stacklevel=5)
 
 
-def _load(plans: list[_Plan], target):
+def _load(plans: list[_Plan], target, autotune: bool = False):
     if not plans:
         return None
     try:
         with trace.stage("kernels"):
-            return target.load([kernel for plan in plans for kernel in plan.schedule.kernels])
+            return target.load([kernel for plan in plans for kernel in plan.schedule.kernels], autotune)
     except RecursionError:  # NOTE(deep-chains)
         counters["inductor"]["too_deep"] += len(plans)
         return None
@@ -232,11 +236,18 @@ def _load(plans: list[_Plan], target):
     return None
 
 
+class _Options(NamedTuple):
+    """What a mode asks of the kernels and glue (NOTE(modes))."""
+
+    autotune: bool = False
+    reuse_buffers: bool = False
+
+
 class _Plan:
     """One graph, scheduled for one set of input layouts, waiting for its kernels."""
 
-    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target):
-        self.target = target
+    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target, options: _Options):
+        self.target, self.options = target, options
         self.graph_module = graph_module
         self.layouts = layouts
         self.schedule = scheduled
@@ -244,7 +255,7 @@ class _Plan:
         self.namespace = namespace
 
     @classmethod
-    def make(cls, graph_module, layouts: dict[str, str], prefix: str, target) -> _Plan | None:
+    def make(cls, graph_module, layouts: dict[str, str], prefix: str, target, options: _Options) -> _Plan | None:
         try:
             with lowering_half(target.lowers_half):  # NOTE(half-lowering)
                 scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
@@ -252,7 +263,8 @@ class _Plan:
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None
-            glue, namespace = glue_source(scheduled, layouts, xp=target.array_module())
+            glue, namespace = glue_source(scheduled, layouts, xp=target.array_module(),
+                                          reuse_buffers=options.reuse_buffers)
         except (Unsupported, GlueError):
             return None
         except RecursionError:  # NOTE(deep-chains)
@@ -263,14 +275,16 @@ class _Plan:
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
                           f"eagerly (please report it): {type(error).__name__}: {error}", stacklevel=4)
             return None
-        return cls(graph_module, layouts, scheduled, glue, namespace, target)
+        return cls(graph_module, layouts, scheduled, glue, namespace, target, options)
 
     def bind(self, library, variants: _Variants | None = None):
         namespace = dict(self.namespace)
         for kernel in self.schedule.kernels:
             namespace[f"k_{kernel.name}"] = library.kernel(kernel.name, len(kernel.buffers), len(kernel.sizes))
+            if isinstance(namespace[f"k_{kernel.name}"], TunedKernel):  # NOTE(cpu-autotune)
+                namespace[f"k_{kernel.name}"].bind(namespace, f"k_{kernel.name}")
         namespace["eager"] = self.graph_module
-        variants = variants if variants is not None else _Variants(self.graph_module, self.target)
+        variants = variants if variants is not None else _Variants(self.graph_module, self.target, self.options)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
         run = namespace["run"]
@@ -291,9 +305,9 @@ class _Plan:
 class _Variants:
     """The compiled variants of one graph, by input layouts (NOTE(layouts))."""
 
-    def __init__(self, graph_module, target):
+    def __init__(self, graph_module, target, options: _Options):
         self.graph_module = graph_module
-        self.target = target
+        self.target, self.options = target, options
         self.arrays = [node.name for node in graph_module.graph.placeholders if isinstance(node.meta, TensorMeta)]
         self.positions = [position for position, node in enumerate(graph_module.graph.placeholders)
                           if isinstance(node.meta, TensorMeta)]
@@ -307,8 +321,8 @@ class _Variants:
         run = self.table.get(key)
         if run is None:
             with _recursion_room(len(self.graph_module.graph.nodes)):
-                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target)
-                library = _load([plan], self.target) if plan is not None else None
+                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target, self.options)
+                library = _load([plan], self.target, self.options.autotune) if plan is not None else None
                 run = plan.bind(library, self) if library is not None else self.graph_module
             self.table[key] = run
         if run is self.graph_module:

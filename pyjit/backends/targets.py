@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..codegen import autotune as autotune_module
 from ..codegen import build
 from ..codegen import c_renderer, cuda_renderer
 
@@ -38,8 +39,14 @@ class CpuTarget:
         return numpy
 
     @staticmethod
-    def load(kernels: list):
-        return build.load(c_renderer.render_unit(kernels))
+    def load(kernels: list, autotune: bool = False):
+        """The kernels' library; with `autotune`, every variant of each, timed at its first
+        call (NOTE(cpu-autotune))."""
+        if not autotune:
+            return build.load(c_renderer.render_unit(kernels))
+        library = build.load(c_renderer.render_unit(kernels, variants=True))
+        return autotune_module.TunedLibrary(library, {kernel.name: tuple(c_renderer.kernel_variants(kernel))
+                                                      for kernel in kernels})
 
     @staticmethod
     def source(kernels: list) -> str:
@@ -61,10 +68,12 @@ class CudaTarget:
         return cuda_build.cupy_module()
 
     @staticmethod
-    def load(kernels: list):
+    def load(kernels: list, autotune: bool = False):
         from ..codegen import cuda_build
 
-        return cuda_build.load(cuda_renderer.render_unit(kernels))
+        library = cuda_build.load(cuda_renderer.render_unit(kernels))
+        library.autotune = autotune  # NOTE(cuda-autotune)
+        return library
 
     @staticmethod
     def source(kernels: list) -> str:
@@ -80,7 +89,8 @@ class CudaEmulationTarget(CudaTarget):
         return numpy
 
     @staticmethod
-    def load(kernels: list):
+    def load(kernels: list, autotune: bool = False):
+        """The emulated kernels (`autotune` does nothing here: emulation times nothing)."""
         from ..codegen import cuda_emulation
 
         try:

@@ -19,17 +19,13 @@ autotuning chose another: NOTE(cuda-autotune)); a kernel with split reductions g
 workspace from CuPy's memory pool.
 NOTE(cuda-autotune): under max-autotune, the first call of a kernel at given size
 arguments times each block size of BLOCK_CHOICES with CUDA events (a warm-up launch,
-then the median of 5) and keeps the fastest. A choice is looked up, in order, in the
-launcher's table (this process), the disk cache (`<cache_dir>/cuda/autotune/<key>.json`,
-read and written under the cubin's rules), and the remote cache (`pyjit:autotune:<key>`,
-signed as kernels are); only then is it timed, and a choice timed here is stored in both
-(one fetched from the server is written to disk). The key hashes the unit's cubin key
-(source, GPU architecture, CuPy, CUDA runtime and NVRTC versions), the kernel's name
-and its size arguments (what the launch plan depends on). A stored choice that is not
-one of BLOCK_CHOICES is timed again and overwritten. Counter:
-counters["inductor"]["autotuned"] (kernels timed here). Results can differ in the last
-bits between block sizes (a reduction's order follows the partition), and are the same
-for the same choice.
+then the median of 5) and keeps the fastest. A choice is looked up in the launcher's
+table (this process), then as NOTE(autotune-records) in autotune.py says: the disk
+cache (`<cache_dir>/cuda/autotune/<key>.json`), the remote cache, timing (stored in
+both). The key hashes the unit's cubin key (source, GPU architecture, CuPy, CUDA
+runtime and NVRTC versions), the kernel's name and its size arguments (what the launch
+plan depends on). Results can differ in the last bits between block sizes (a
+reduction's order follows the partition), and are the same for the same choice.
 """
 
 from __future__ import annotations
@@ -41,8 +37,7 @@ import os
 import numpy as np
 
 from .. import config
-from ..utils import counters
-from . import build, nvrtc, remote
+from . import autotune, build, nvrtc, remote
 from .cuda_renderer import CudaKernel, CudaUnit, launch_plan
 
 _LAYOUT_VERSION = "pyjit-cuda-1"
@@ -95,34 +90,10 @@ def autotune_key(unit_key: str, kernel: str, sizes: tuple) -> str:
 def autotuned_block(unit_key: str, kernel: str, sizes: tuple, time_block) -> int:
     """The block size for `kernel` of the unit whose cubin key is `unit_key` at these size
     arguments: stored on disk or in the remote cache, else the fastest by
-    `time_block(block)` (milliseconds a launch), then stored (NOTE(cuda-autotune))."""
-    directory = build._private_directory(os.path.join(config.cache_dir, "cuda", "autotune"))
-    key = autotune_key(unit_key, kernel, sizes)
-    path = os.path.join(directory, f"{key}.json")
-    block = _stored_block(build._read_trusted(path))
-    if block is not None:
-        return block
-    shared = remote.fetch(key, "autotune")
-    block = _stored_block(shared)
-    if block is None:
-        timings = {choice: time_block(choice) for choice in BLOCK_CHOICES}
-        block = min(timings, key=timings.get)
-        counters["inductor"]["autotuned"] += 1
-        remote.store(key, _block_record(block), "autotune")
-    build._write_atomic(path, _block_record(block))
-    return block
-
-
-def _block_record(block: int) -> bytes:
-    return json.dumps({"block": block}).encode()
-
-
-def _stored_block(record: bytes | None) -> int | None:
-    try:
-        block = json.loads(record)["block"] if record is not None else None
-    except (ValueError, TypeError, KeyError):
-        return None
-    return block if type(block) is int and block in BLOCK_CHOICES else None
+    `time_block(block)` (milliseconds a launch), then stored (NOTE(cuda-autotune),
+    NOTE(autotune-records))."""
+    return autotune.stored_choice(os.path.join(config.cache_dir, "cuda", "autotune"),
+                                  autotune_key(unit_key, kernel, sizes), "block", BLOCK_CHOICES, time_block)
 
 
 def load(unit: CudaUnit):

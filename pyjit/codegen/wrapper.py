@@ -17,10 +17,23 @@ inputs. In order, it
      execution holds as a NumPy scalar (`scalar_values`) is passed to eager ops and
      returned as that scalar.
 Nothing else runs per call: the checks are attribute reads and tuple compares.
+
+NOTE(buffer-reuse): with `reuse_buffers` (the CPU's reduce-overhead and max-autotune
+modes), each buffer a kernel writes comes from the graph's previous call when nothing
+else refers to it any more: the glue keeps each buffer it allocated in a pool (one per
+buffer of the graph) when it is done with it (an intermediate after its last use, an
+output when it is returned), and the next call takes it back only if its reference
+count shows no one else holds it: not the caller, not a view of it (a view refers to
+its base), not another thread's call (taking is `list.pop`, atomic under the GIL, so
+two calls never share one). Otherwise it allocates, as without the option. So, unlike
+torch's CUDA graphs, a result the caller keeps is never overwritten by a later call;
+the price is that the pool keeps a graph's last buffers alive after the caller drops
+them (one set per graph, or per concurrent call).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -36,11 +49,24 @@ class GlueError(Exception):
     """The graph cannot be run by generated glue (a size symbol no input shape gives)."""
 
 
-def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run", xp=np) -> tuple[str, dict]:
+def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run", xp=np,
+                reuse_buffers: bool = False) -> tuple[str, dict]:
     """(Python source defining `name`, the names it reads besides the kernels `k_<kernel
     name>`, `eager` and `variant`, which the caller adds). `xp` is the array module of
-    the inputs and of the buffers the glue allocates (NumPy, or CuPy for CUDA kernels)."""
-    return _Glue(schedule, layouts, name, xp).write()
+    the inputs and of the buffers the glue allocates (NumPy, or CuPy for CUDA kernels).
+    `reuse_buffers`: NOTE(buffer-reuse)."""
+    return _Glue(schedule, layouts, name, xp, reuse_buffers).write()
+
+
+def _unshared_count() -> int:
+    """sys.getrefcount of a buffer just taken from a pool that no one else holds, as the
+    glue's check sees it (NOTE(buffer-reuse))."""
+    pool = [np.empty(1)]
+    taken = pool.pop()
+    return sys.getrefcount(taken)
+
+
+UNSHARED = _unshared_count()
 
 
 def layout_of(array) -> str:
@@ -50,8 +76,9 @@ def layout_of(array) -> str:
 
 
 class _Glue:
-    def __init__(self, schedule: Schedule, layouts: dict[str, str], name: str, xp=np):
+    def __init__(self, schedule: Schedule, layouts: dict[str, str], name: str, xp=np, reuse_buffers: bool = False):
         self.schedule = schedule
+        self.reuse = reuse_buffers
         self.graph = schedule.graph
         self.layouts = layouts
         self.name = name
@@ -64,7 +91,11 @@ class _Glue:
 
     def write(self) -> tuple[str, dict]:
         self._check_inputs()
-        self._run_steps()
+        allocated = self._run_steps()
+        if self.reuse:
+            kept = self._kept()
+            for name in sorted(allocated & kept):
+                self._emit(f"pool_{name}.append({name})")
         self._emit(f"return {self._output(self.graph.output_node.args[0])}")
         head = f"def {self.name}({', '.join(self.params + ['*', '_layouts_checked=False'])}):"
         return "\n".join([head] + self.lines) + "\n", self.namespace
@@ -180,7 +211,8 @@ class _Glue:
             self._emit(f"st_{node.name}_{axis} = strides_{param}[{axis}] // {itemsize}")
 
     # -- 3.: steps ------------------------------------------------------------------------
-    def _run_steps(self) -> None:
+    def _run_steps(self) -> set[str]:
+        """The steps; returns the buffers the glue allocates."""
         allocated = set()
         loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep)
                   for name, param in zip(step.buffers, step.kernel.buffers) if not param.output}
@@ -190,8 +222,7 @@ class _Glue:
                 for name, param in zip(step.buffers, step.kernel.buffers):
                     if param.output and name not in allocated:
                         allocated.add(name)
-                        self._emit(f"{name} = empty({self._shape(self.schedule.buffers[name].shape)}, "
-                                   f"{self._global(np.dtype(param.dtype), 'dtype_')})")
+                        self._allocate(name, self.schedule.buffers[name].shape, np.dtype(param.dtype))
                 arguments = list(step.buffers) + list(step.kernel.sizes)
                 self._emit(f"k_{step.kernel.name}({', '.join(arguments)})")
             elif isinstance(step, EagerStep):
@@ -204,15 +235,37 @@ class _Glue:
                 if name in loaded:
                     self._emit(f"{name} = asarray({name}, order='C')")
             if freed.get(index):
+                for name in (name for name in freed[index] if self.reuse and name in allocated):
+                    self._emit(f"pool_{name}.append({name})")
                 self._emit(f"del {', '.join(freed[index])}")
+        return allocated
+
+    def _allocate(self, name: str, shape: tuple, dtype: np.dtype) -> None:
+        """`name = empty(...)`, or with reuse a pooled buffer (NOTE(buffer-reuse))."""
+        allocation = f"empty({self._shape(shape)}, {self._global(dtype, 'dtype_')})"
+        if not self.reuse:
+            self._emit(f"{name} = {allocation}")
+            return
+        self.namespace[f"pool_{name}"] = []
+        self.namespace["refcount"] = sys.getrefcount
+        static = all(isinstance(size, int) for size in map(canonical, shape))
+        self._emit(f"{name} = pool_{name}.pop() if pool_{name} else None")
+        self._emit(f"if {name} is None or refcount({name}) > {UNSHARED}"
+                   + ("" if static else f" or {name}.shape != {self._shape(shape)}") + ":")
+        self._emit(f"{name} = {allocation}", 2)
+
+    def _kept(self) -> set[str]:
+        """The inputs and outputs: values the glue never drops."""
+        kept = set(self.params)
+        map_nodes(self.graph.output_node.args[0], lambda node: kept.add(self.schedule.names.get(node)))
+        return kept
 
     def _last_uses(self) -> dict[int, list[str]]:
         """Step index -> the values to drop after it: those it is the last step to read
         or write, which are neither inputs nor outputs. As the printed graphs do
         (NOTE(printed-code)), so the glue holds no more intermediates at once than the
         graph needs (a backward graph's buffers would otherwise all live until it returns)."""
-        kept = set(self.params)
-        map_nodes(self.graph.output_node.args[0], lambda node: kept.add(self.schedule.names.get(node)))
+        kept = self._kept()
         last: dict[str, int] = {}
         for index, step in enumerate(self.schedule.steps):
             if isinstance(step, KernelStep):

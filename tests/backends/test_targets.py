@@ -49,10 +49,11 @@ def test_the_emulation_target_computes_like_the_cpu_one():
 
 @pytest.mark.parametrize(("mode", "cpu", "cuda"), [
     ("default", {}, {}),
-    ("reduce-overhead", {"cuda_graphs": False}, {"cuda_graphs": True}),
-    ("max-autotune", {"autotune": False, "cuda_graphs": False}, {"autotune": True, "cuda_graphs": True}),
-    ("max-autotune-no-cudagraphs", {"autotune": False, "cuda_graphs": False},
-     {"autotune": True, "cuda_graphs": False}),
+    ("reduce-overhead", {"cuda_graphs": False, "reuse_buffers": True}, {"cuda_graphs": True, "reuse_buffers": False}),
+    ("max-autotune", {"autotune": True, "cuda_graphs": False, "reuse_buffers": True},
+     {"autotune": True, "cuda_graphs": True, "reuse_buffers": False}),
+    ("max-autotune-no-cudagraphs", {"autotune": True, "cuda_graphs": False, "reuse_buffers": False},
+     {"autotune": True, "cuda_graphs": False, "reuse_buffers": False}),
 ])
 def test_modes_say_what_they_do_per_device(mode, cpu, cuda):
     assert pyjit.list_mode_options(mode, device="cpu") == cpu

@@ -276,3 +276,20 @@ def test_erf_matches_the_eager_ufunc_which_uses_the_same_c_library():
     (compiled,) = compile_graphs([(module, [x])])
     # Both within the promise of the exact result, and glibc's erf within 1 ulp of it.
     assert ulp_difference(compiled(x), _C.erf(x)) <= VECTOR_MATH_ULPS + 1
+
+
+def test_independent_reductions_of_a_row_share_one_loop():
+    """NOTE(reduction-merging): the max and the sum of a row are one pass over it; a sum
+    that reads the max (softmax's) is a loop of its own."""
+    x = np.random.default_rng(4).standard_normal((5, 37)).astype(F32)
+    x[1, 3] = np.nan
+    graph = Graph()
+    node = graph.placeholder("x", TensorMeta(x.shape, F32))
+    peak = ops.max(node, axis=1, keepdims=True)
+    graph.output(ops.add(peak, ops.sum(node, axis=1, keepdims=True)))
+    (kernel,) = schedule(graph).kernels
+    assert render_kernel(kernel).count("for (int64_t r1") == 1
+    module = GraphModule(graph)
+    (compiled,) = compile_graphs([(module, [x])])
+    np.testing.assert_allclose(compiled(x), module(x), rtol=1e-5, atol=1e-5)  # float32 sums: NumPy's error
+    assert render_kernel(kernel_of(lambda a: ops.softmax(a), TensorMeta((5, 37), F32))).count("for (int64_t r1") == 3

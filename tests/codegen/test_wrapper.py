@@ -109,3 +109,61 @@ def test_a_symbol_the_guards_pinned_to_a_number_is_written_as_that_number():
     env = ShapeEnv()
     s0 = env.create_symbol(8)
     assert "(8,)" in glue(draw, TensorMeta((s0,), F32), TensorMeta((8,), F32), shape_env=env)
+
+
+def reusing(build, *arrays, shape_env=None, metas=None):
+    """The compiled graph with NOTE(buffer-reuse), and its graph module."""
+    from pyjit.backends.inductor import compile_graphs
+    from pyjit.graph import GraphModule
+
+    graph = Graph(shape_env=shape_env)
+    metas = metas or [TensorMeta(array.shape, array.dtype) for array in arrays]
+    inputs = [graph.placeholder(f"x{n}", meta) for n, meta in enumerate(metas)]
+    graph.output(build(*inputs))
+    module = GraphModule(graph)
+    (compiled,) = compile_graphs([(module, list(arrays))], reuse_buffers=True)
+    return compiled, module
+
+
+def mlp_layer(x, w):
+    return ops.tanh(ops.matmul(ops.exp(x), w))  # exp(x): an intermediate buffer; tanh: the output
+
+
+def test_reused_buffers_never_overwrite_a_result_the_caller_holds():
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((6, 5)), rng.standard_normal((5, 3))
+    compiled, module = reusing(mlp_layer, x, w)
+    assert "pool_" in compiled.glue
+    first = compiled(x, w)
+    second = compiled(2 * x, w)
+    assert second is not first
+    np.testing.assert_allclose(first, module(x, w), rtol=1e-12)
+    np.testing.assert_allclose(second, module(2 * x, w), rtol=1e-12)
+    view = second[1:]
+    del second
+    third = compiled(x, w)  # the second result lives on through its view
+    assert not np.shares_memory(third, view)
+    np.testing.assert_allclose(view, module(2 * x, w)[1:], rtol=1e-12)
+
+
+def test_a_dropped_result_and_the_intermediates_are_reused():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((6, 5)), rng.standard_normal((5, 3))
+    compiled, module = reusing(mlp_layer, x, w)
+    address = compiled(x, w).ctypes.data  # dropped at once
+    result = compiled(3 * x, w)
+    assert result.ctypes.data == address
+    np.testing.assert_allclose(result, module(3 * x, w), rtol=1e-12)
+    pools = {name: value for name, value in compiled.__globals__.items() if name.startswith("pool_")}
+    assert len(pools) == 2 and all(len(pool) == 1 for pool in pools.values())  # exp(x)'s buffer and the result's
+    assert any(pool[0] is result for pool in pools.values())
+
+
+def test_reuse_with_symbolic_sizes_allocates_when_the_size_changes():
+    shape_env = ShapeEnv()
+    size = shape_env.create_symbol(4)
+    compiled, module = reusing(lambda x: ops.exp(x), np.zeros(4), shape_env=shape_env,
+                               metas=[TensorMeta((size,), np.float64)])
+    for length in (4, 7, 7, 2):
+        x = np.linspace(0, 1, length)
+        np.testing.assert_allclose(compiled(x), np.exp(x), rtol=1e-14)
