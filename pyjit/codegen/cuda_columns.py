@@ -18,9 +18,10 @@ results itself and the second does nothing. A float product is not split: its ru
 value over- or underflows depending on the grouping (a chunk's product underflowing to
 0 times another's infinity is NaN where NumPy has an infinity), so it keeps NumPy's
 order, a thread per column (an `elements` launch of the IR's own statements). The
-identity stores in front of an accumulation are its start instead of a launch; any
-other loop over the kept axes is an `elements` launch between the passes (it runs
-after the results it reads, in stream order). A columnar kernel of any other shape
+identity stores in front of an accumulation are its start instead of a launch; the
+stores of the kept shape after it (a mean's division) run, column by column, on the
+thread that stores the column's result; any other loop over the kept axes is an
+`elements` launch. A columnar kernel of any other shape
 (the scheduler builds none) is refused with BuildError: its graph runs eagerly. The
 chunk count is pyjit_column_chunks in cuda_prelude.py.
 """

@@ -5,7 +5,8 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
 (typed `__restrict__` pointers), a byte workspace `ws`, and the size parameters as
 `int64_t`. A launch is one of
   * `elements`: a parallel loop nest without inner loops, as a grid-stride loop over its
-    flattened iterations (broadcasting and strides are already in the IR's indices);
+    flattened iterations (broadcasting and strides are already in the IR's indices); a
+    float product over leading axes too, its rows a serial loop (NOTE(column-split));
   * `rows`: a parallel loop whose body reduces or loops over a row: a block per row
     (grid-stride over rows), the row's elements strided over the block's threads, each
     reduction combined per thread, then across the block by warp shuffles and shared
@@ -15,8 +16,7 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
     combined by shuffles alone (NOTE(warp-rows));
   * `column-split` + `column-finish`: each accumulation of a columnar reduction
     (NOTE(columnar-reductions)), its reduced axis cut into chunks over many threads and
-    the partials folded by a second pass (NOTE(column-split)); the kernel's loops over
-    the kept axes alone are `elements` launches;
+    the partials folded by a second pass (NOTE(column-split));
   * `split` + `finish`: a reduction over the whole iteration space (a top-level Reduce),
     in two passes without atomics, so results are deterministic for a launch
     configuration: each block reduces a grid-stride share into a partial in `ws`, then
@@ -407,16 +407,23 @@ class _KernelWriter:
 
     def _column_launches(self, plan: list) -> None:
         """NOTE(column-split)."""
-        for step in plan:
+        position = 0
+        while position < len(plan):
+            step, position = plan[position], position + 1
             if isinstance(step, Loop):
                 self._function("elements", _extent(step.dims), lambda s=step: self._elements(s))
-            elif step.splits():
+                continue
+            after = []  # the stores of the kept shape that follow, run by the thread that stores the column
+            while position < len(plan) and isinstance(plan[position], Loop) and plan[position].dims == step.columns:
+                after += plan[position].body
+                position += 1
+            if step.splits():
                 columns, rows = _extent(step.columns), _extent(step.rows)
-                self._function("column-split", columns, lambda s=step: self._column_split(s), rows)
-                self._function("column-finish", columns, lambda s=step: self._column_finish(s), rows)
+                self._function("column-split", columns, lambda s=step, a=after: self._column_split(s, a), rows)
+                self._function("column-finish", columns, lambda s=step, a=after: self._column_finish(s, a), rows)
             else:  # a thread per column, its rows in order, as the IR has it
                 start = () if step.start is None else (Store(step.store.buffer, step.store.index, step.start),)
-                loop = Loop(step.columns, (*start, Loop(step.rows, (step.store,))), parallel=True)
+                loop = Loop(step.columns, (*start, Loop(step.rows, (step.store,)), *after), parallel=True)
                 self._function("elements", _extent(step.columns), lambda s=loop: self._elements(s))
 
     def _chunks(self, step: ColumnAccumulation) -> tuple[str, str]:
@@ -425,7 +432,7 @@ class _KernelWriter:
         self._emit(1, f"const int64_t chunks = pyjit_column_chunks({columns}, {rows});")
         return columns, rows
 
-    def _column_split(self, step: ColumnAccumulation) -> None:
+    def _column_split(self, step: ColumnAccumulation, after: list) -> None:
         t, reduce = self.index_type, step.reduce()
         acc = vtype(self._acc_dtype(reduce))
         columns, rows = self._chunks(step)
@@ -441,13 +448,13 @@ class _KernelWriter:
         self._fold(reduce, "row", 3, {})
         self._emit(2, "}")
         self._emit(2, "if (chunks == 1) {")
-        self._store_column(step, reduce, 3)
+        self._store_column(step, reduce, after, 3)
         self._emit(2, "} else {")
         self._emit(3, f"*({acc} *)(ws + {self._column_offset()} + 8 * (int64_t)item) = col_acc;")
         self._emit(2, "}")
         self._emit(1, "}")
 
-    def _column_finish(self, step: ColumnAccumulation) -> None:
+    def _column_finish(self, step: ColumnAccumulation, after: list) -> None:
         reduce = step.reduce()
         acc = vtype(self._acc_dtype(reduce))
         columns, _ = self._chunks(step)
@@ -460,19 +467,21 @@ class _KernelWriter:
         self._emit(2, "}")
         self._block_combine(reduce, 2, "col_acc", "", "warp")
         self._emit(2, "if (active && (threadIdx.x & 31u) == 0) {")
-        self._store_column(step, reduce, 3)
+        self._store_column(step, reduce, after, 3)
         self._emit(2, "}")
         self._emit(1, "}")
 
-    def _store_column(self, step: ColumnAccumulation, reduce: Reduce, depth: int) -> None:
-        """`buffer[k] = combine(start, the column's total)`, or the total after an identity."""
+    def _store_column(self, step: ColumnAccumulation, reduce: Reduce, after: list, depth: int) -> None:
+        """`buffer[k] = combine(start, the column's total)` (the total after an identity),
+        then the statements `after` at this column."""
         call = step.store.value
         self._emit(depth, f"const {vtype(call.dtype)} col = {self._final(reduce, 'col_acc', '')};")
         if step.starts_at_identity():
             self._emit(depth, self._assign(step.store, "col"))
-            return
-        value = self._value(Call(call.op, (step.start or call.args[0], Var("col", call.dtype)), call.dtype), depth, {})
-        self._emit(depth, self._assign(step.store, value))
+        else:
+            start = Call(call.op, (step.start or call.args[0], Var("col", call.dtype)), call.dtype)
+            self._emit(depth, self._assign(step.store, self._value(start, depth, {})))
+        self._block(tuple(after), depth, {}, "thread")
 
     def _column_offset(self) -> int:
         """Where a column split's partials start in the workspace: after the slots."""

@@ -174,7 +174,11 @@ def checked_kernels(corpus, symbolic: bool) -> list:
 def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch, symbolic):
     kernels = checked_kernels(corpus, symbolic)
     assert len(kernels) > 800 and (any(kernel.sizes for kernel in kernels) or not symbolic)
-    ptx, log = nvrtc.compile_ptx(cuda_renderer.render_unit(kernels).source, arch, quick=True)
+    unit = cuda_renderer.render_unit(kernels)
+    modes = {launch.mode for kernel in unit.kernels.values() for launch in kernel.launches}
+    assert {"elements", "warps", "split", "finish", "column-split", "column-finish", "single"} <= modes
+    assert "rows" in modes or not symbolic  # a row of symbolic length gets a block
+    ptx, log = nvrtc.compile_ptx(unit.source, arch, quick=True)
     assert "warning" not in log.lower(), log[:3000]
     assert ptx.count(".entry") >= len(kernels)
 

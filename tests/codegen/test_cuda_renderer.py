@@ -82,9 +82,12 @@ def test_a_column_split_has_one_chunk_when_rows_are_few_or_columns_many():
 
 
 def test_statistics_over_leading_axes_split_each_accumulation():
-    kernel, _ = rendered(lambda x: REGISTRY["var"](x, axis=0), (300, 6))
-    # the identity stores are the passes' starting values; the division by n is its own launch
-    assert [launch.mode for launch in kernel.launches] == ["column-split", "column-finish"] * 2 + ["elements"]
+    kernel, source = rendered(lambda x: REGISTRY["var"](x, axis=0), (300, 6))
+    # the identity stores are the passes' starting values; the division by n follows the second result
+    assert [launch.mode for launch in kernel.launches] == ["column-split", "column-finish"] * 2
+    division = "/ 0x1.2c00000000000p+8f"  # by 300.0, in both passes: one chunk stores in the first
+    assert [division in source.split(launch.function + "(", 1)[1].split("\n}\n", 1)[0]
+            for launch in kernel.launches] == [False, False, True, True]
 
 
 def test_a_float_product_over_leading_axes_keeps_numpys_order():
