@@ -3,13 +3,14 @@
 NOTE(cuda-emulation): the generated `.cu` text is compiled unchanged by the host C++
 compiler after a small header that defines what CUDA provides: `threadIdx`, `blockIdx`
 (per thread), `blockDim`, `gridDim`, `__syncthreads` (an OpenMP barrier), warp shuffles
-(`__shfl_down_sync`: each thread publishes its value, a barrier, each reads its lane +
-offset within its warp of 32, or keeps its own value past the warp's end; `__shfl_sync`
-likewise reads a given lane of its warp),
+(one exchange step for both: each thread publishes its value, a barrier, each reads
+another thread's; `__shfl_down_sync` reads its lane + offset within its warp of 32, or
+keeps its own value past the warp's end, `__shfl_sync` a given lane of its warp),
 `__shared__` (a static: one copy for the block, blocks run one after the other), the
-bit casts, the float16 conversions (the host compiler's `_Float16`), and the math functions (the C library's). A launch runs its blocks in a loop
-and the threads of a block as that many OpenMP threads, so barriers and shuffles behave
-as on a GPU for code that reaches them from every thread (NOTE(block-reduce)). What this
+bit casts, the float16 conversions (the host compiler's `_Float16`), and the math
+functions (the C library's). A launch runs its blocks in a loop and the threads of a
+block as that many OpenMP threads, so barriers and shuffles behave as on a GPU for
+code that reaches them from every thread (NOTE(block-reduce)). What this
 cannot show: timing, memory coalescing, warp divergence, and the GPU's own math library
 (its ulp errors differ from glibc's; NaN and infinities do not).
 Each launch gets a C-ABI wrapper (`void emu_NAME(char *const *buffers, const int64_t
@@ -53,19 +54,34 @@ static inline void __syncthreads() {
     _Pragma("omp barrier")
 }
 
-/* Two exchange buffers used in turn: a thread writes one only after the barrier of the
-   previous exchange, which every thread reaches after reading the buffer of the one
-   before, so one barrier an exchange suffices. */
+/* A warp shuffle is one exchange among the block's threads: each publishes its value, a
+   barrier, then each reads the value of thread `source` (its own where `inside` is
+   false). Two exchange buffers used in turn: a thread writes one only after the barrier
+   of the previous exchange, which every thread reaches after reading the buffer of the
+   one before, so one barrier an exchange suffices. */
 static thread_local unsigned pyjit_exchange = 0;
 
 template <typename T>
-static T __shfl_down_sync(unsigned, T value, unsigned offset) {
+static T pyjit_exchange_read(T value, unsigned source, bool inside) {
     static T slots[2][1024];
-    const unsigned self = threadIdx.x, turn = pyjit_exchange++ & 1u;
-    slots[turn][self] = value;
+    const unsigned turn = pyjit_exchange++ & 1u;
+    slots[turn][threadIdx.x] = value;
     _Pragma("omp barrier")
-    const bool inside = (self & 31u) + offset < 32u && self + offset < blockDim.x;
-    return inside ? slots[turn][self + offset] : value;
+    return inside ? slots[turn][source] : value;
+}
+
+/* lane + offset within the thread's warp, or its own value past the warp's end */
+template <typename T>
+static T __shfl_down_sync(unsigned, T value, unsigned offset) {
+    const unsigned self = threadIdx.x;
+    return pyjit_exchange_read(value, self + offset, (self & 31u) + offset < 32u && self + offset < blockDim.x);
+}
+
+/* __shfl_sync(mask, value, 0), the only lane the renderer reads (NOTE(warp-rows)): the
+   first lane of the thread's warp. */
+template <typename T>
+static T __shfl_sync(unsigned, T value, int lane) {
+    return pyjit_exchange_read(value, (threadIdx.x & ~31u) + (unsigned)lane, true);
 }
 
 /* float16 (NOTE(cuda-half) in cuda_renderer.py): the host compiler's _Float16 converts
@@ -76,17 +92,6 @@ static inline pyjit_half pyjit_float2half(const float f) {
     const _Float16 v = (_Float16)f; pyjit_half h; memcpy(&h.bits, &v, 2); return h; }
 static inline pyjit_half pyjit_double2half(const double d) {
     const _Float16 v = (_Float16)d; pyjit_half h; memcpy(&h.bits, &v, 2); return h; }
-
-/* __shfl_sync(mask, value, 0), the only lane the renderer reads (NOTE(warp-rows)): the
-   same exchange, reading the first lane of the thread's warp. */
-template <typename T>
-static T __shfl_sync(unsigned, T value, int lane) {
-    static T slots[2][1024];
-    const unsigned self = threadIdx.x, turn = pyjit_exchange++ & 1u;
-    slots[turn][self] = value;
-    _Pragma("omp barrier")
-    return slots[turn][(self & ~31u) + (unsigned)lane];
-}
 
 static inline float __int_as_float(int bits) { float value; memcpy(&value, &bits, 4); return value; }
 static inline double __longlong_as_double(long long bits) { double value; memcpy(&value, &bits, 8); return value; }

@@ -1,7 +1,7 @@
 """The C++ text every CUDA unit of the renderer starts with (pyjit/codegen/cuda_renderer.py):
 fixed-width integer types under NVRTC, the float16 conversions (NOTE(cuda-half)), the
-ops' shared helpers (NOTE(spelling)), and the warp and block reductions
-(NOTE(block-reduce), NOTE(warp-rows))."""
+ops' shared helpers (NOTE(spelling)), the warp and block reductions
+(NOTE(block-reduce), NOTE(warp-rows)), and the chunks of a column split (NOTE(column-split))."""
 
 from ..ops.spelling import HELPERS
 
@@ -149,4 +149,30 @@ PYJIT_FN float pyjit_round_half(const float f) { return pyjit_half2float(pyjit_f
 PYJIT_FN float pyjit_round_half_double(const double d) { return pyjit_half2float(pyjit_double2half(d)); }
 """
 
-PRELUDE = _PRELUDE_HEAD + _HALF_PRELUDE + HELPERS + _BLOCK_REDUCE
+# NOTE(column-split) in cuda_renderer.py: how many chunks the reduced axis of a columnar
+# reduction is cut into, from the sizes alone (so the bits do not depend on the block or
+# the grid): chunks of at least COLUMN_MIN_ROWS rows, at most COLUMN_MAX_CHUNKS of them
+# (the second pass folds them on one warp), and at most COLUMN_ITEMS partials in all (the
+# workspace); 1 when that leaves no room for two.
+COLUMN_ITEMS = 1 << 16
+COLUMN_MAX_CHUNKS = 2048
+COLUMN_MIN_ROWS = 32
+
+
+def column_chunks(columns: int, rows: int) -> int:
+    """The Python twin of pyjit_column_chunks below (the launcher sizes grids with it)."""
+    chunks = min(-(-rows // COLUMN_MIN_ROWS), COLUMN_ITEMS // max(columns, 1), COLUMN_MAX_CHUNKS)
+    return max(chunks, 1)
+
+
+_COLUMN_CHUNKS = f"""
+__device__ int64_t pyjit_column_chunks(const int64_t columns, const int64_t rows) {{
+    int64_t chunks = (rows + {COLUMN_MIN_ROWS - 1}) / {COLUMN_MIN_ROWS};
+    const int64_t room = {COLUMN_ITEMS}LL / (columns > 1 ? columns : 1);
+    if (chunks > room) chunks = room;
+    if (chunks > {COLUMN_MAX_CHUNKS}) chunks = {COLUMN_MAX_CHUNKS};
+    return chunks > 1 ? chunks : 1;
+}}
+"""
+
+PRELUDE = _PRELUDE_HEAD + _HALF_PRELUDE + HELPERS + _BLOCK_REDUCE + _COLUMN_CHUNKS

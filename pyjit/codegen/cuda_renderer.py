@@ -5,7 +5,8 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
 (typed `__restrict__` pointers), a byte workspace `ws`, and the size parameters as
 `int64_t`. A launch is one of
   * `elements`: a parallel loop nest without inner loops, as a grid-stride loop over its
-    flattened iterations (broadcasting and strides are already in the IR's indices);
+    flattened iterations (broadcasting and strides are already in the IR's indices); a
+    float product over leading axes too, its rows a serial loop (NOTE(column-split));
   * `rows`: a parallel loop whose body reduces or loops over a row: a block per row
     (grid-stride over rows), the row's elements strided over the block's threads, each
     reduction combined per thread, then across the block by warp shuffles and shared
@@ -13,10 +14,9 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
   * `warps`: the same for short rows (every loop of the row at most WARP_ROW elements,
     known when rendering): a warp per row, its elements strided over the 32 lanes and
     combined by shuffles alone (NOTE(warp-rows));
-  * `team`: a kernel whose parallel loops sit inside a serial one (columnar reductions,
-    NOTE(columnar-reductions)): one launch in which every parallel loop is a grid-stride
-    loop with the same partition, so each thread owns the same columns throughout and no
-    grid-wide barrier is needed (the C renderer's argument, with threads of the grid);
+  * `column-split` + `column-finish`: each accumulation of a columnar reduction
+    (NOTE(columnar-reductions)), its reduced axis cut into chunks over many threads and
+    the partials folded by a second pass (NOTE(column-split));
   * `split` + `finish`: a reduction over the whole iteration space (a top-level Reduce),
     in two passes without atomics, so results are deterministic for a launch
     configuration: each block reduces a grid-stride share into a partial in `ws`, then
@@ -42,8 +42,10 @@ import numpy as np
 
 from ..ops.formula import SCALAR_OPS
 from ..ops.registry import REGISTRY
+from .build import BuildError
 from .c_renderer import ctype, index_text, literal, suffix, utype
-from .cuda_prelude import PRELUDE
+from .cuda_columns import ColumnAccumulation, column_plan
+from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, walk_values)
 
@@ -84,7 +86,7 @@ SLOT_BYTES = 16
 # Grid-stride loops cap the grid: more blocks than this step through the rest.
 MAX_GRID = 65535
 # The launch modes whose blocks combine values across their threads (NOTE(block-reduce)).
-BLOCK_REDUCING = frozenset({"rows", "warps", "split", "finish"})
+BLOCK_REDUCING = frozenset({"rows", "warps", "split", "finish", "column-finish"})
 # NOTE(warp-rows): a row of a few hundred elements leaves most of a block idle, so rows
 # whose loops all have at most WARP_ROW iterations (known when rendering) get a warp
 # each: the block's warps take consecutive rows, a row's elements are strided over the
@@ -151,19 +153,22 @@ class Launch:
     function: str
     mode: str
     extent: Index
+    rows: Index | None = None  # the reduced extent of a column split (NOTE(column-split))
 
     def grid(self, sizes: dict[str, int], block: int, max_grid: int = MAX_GRID) -> int:
         """Blocks for this launch given the kernel's size arguments (at least 1: CUDA
         refuses an empty grid, and a reduction over nothing still writes its identity)."""
-        extent = self.extent.substitute({name: Index.const(v) for name, v in sizes.items()}).constant_value()
-        if self.mode in ("single", "finish"):
+        values = {name: Index.const(v) for name, v in sizes.items()}
+        extent = self.extent.substitute(values).constant_value()
+        chunks = column_chunks(extent, self.rows.substitute(values).constant_value()) if self.rows else 1
+        if self.mode in ("single", "finish") or (self.mode == "column-finish" and chunks == 1):
             return 1
         if self.mode == "rows":
             count = extent
-        elif self.mode == "warps":
+        elif self.mode in ("warps", "column-finish"):
             count = -(-extent // (block // 32))
         else:
-            count = -(-extent // block)
+            count = -(-(extent * chunks) // block)
         if self.mode == "split":
             max_grid = min(max_grid, SPLIT_BLOCKS)
         return max(1, min(count, max_grid))
@@ -315,7 +320,11 @@ class _KernelWriter:
     # -- structure ------------------------------------------------------------------------
     def write(self) -> str:
         if nests_parallel_in_serial(self.body):
-            self._function("team", _parallel_extent(self.body), lambda: self._block(self.body, 1, {}, "thread"))
+            plan = column_plan(self.body)
+            if plan is None:
+                raise BuildError(f"kernel {self.kernel.name}: a columnar kernel of a shape the CUDA renderer does "
+                                 f"not split (NOTE(column-split))")
+            self._column_launches(plan)
         else:
             pending_stores: list = []
             for statement in self.body:
@@ -333,7 +342,8 @@ class _KernelWriter:
                     self._function("elements", _extent(statement.dims), lambda s=statement: self._elements(s))
             self._flush(pending_stores)
         kernel = self.kernel
-        workspace = sum(SLOT_BYTES * (SPLIT_BLOCKS + 2) for _ in self.slots)
+        workspace = self._column_offset() + (COLUMN_ITEMS * 8 if any(launch.mode == "column-split"
+                                                                     for launch in self.launches) else 0)
         self.result = CudaKernel(kernel.name, tuple((stype(b.dtype), b.output) for b in kernel.buffers),
                                  kernel.sizes, tuple(self.launches), workspace, self.index_type)
         return "\n".join(self.lines)
@@ -348,9 +358,9 @@ class _KernelWriter:
         self._block(tuple(statements), 2, {}, "thread")
         self._emit(1, "}")
 
-    def _function(self, mode: str, extent: Index, body) -> None:
+    def _function(self, mode: str, extent: Index, body, rows: Index | None = None) -> None:
         name = f"{self.kernel.name}_{len(self.launches)}"
-        self.launches.append(Launch(name, mode, extent))
+        self.launches.append(Launch(name, mode, extent, rows))
         params = []
         for position, buffer in enumerate(self.kernel.buffers):
             qualifier = "" if buffer.output else "const "
@@ -381,15 +391,101 @@ class _KernelWriter:
             self._block(loop.body, 2, {}, "block")
             self._emit(1, "}")
             return
-        # NOTE(warp-rows): every warp of the block runs this loop as often as the others.
-        t, rows = self.index_type, self._index(_extent(loop.dims))
-        self._grid_stride("first", _extent(loop.dims), 1, "blockIdx.x * (blockDim.x >> 5)",
-                          "gridDim.x * (blockDim.x >> 5)")
-        self._emit(2, f"const bool active = first + ({t})(threadIdx.x >> 5) < ({t})({rows});")
-        self._emit(2, f"const {t} row = active ? first + ({t})(threadIdx.x >> 5) : ({t})({rows}) - 1;")
-        self._unflatten(loop.dims, "row", 2)
+        self._warp_loop(loop.dims, "row")
         self._block(loop.body, 2, {}, "warp")
         self._emit(1, "}")
+
+    def _warp_loop(self, dims, name: str) -> None:
+        """A warp per point of `dims` (`name`, flat): NOTE(warp-rows), every warp of the
+        block runs this loop as often as the others."""
+        t, count = self.index_type, self._index(_extent(dims))
+        self._grid_stride("first", _extent(dims), 1, "blockIdx.x * (blockDim.x >> 5)",
+                          "gridDim.x * (blockDim.x >> 5)")
+        self._emit(2, f"const bool active = first + ({t})(threadIdx.x >> 5) < ({t})({count});")
+        self._emit(2, f"const {t} {name} = active ? first + ({t})(threadIdx.x >> 5) : ({t})({count}) - 1;")
+        self._unflatten(dims, name, 2)
+
+    def _column_launches(self, plan: list) -> None:
+        """NOTE(column-split)."""
+        position = 0
+        while position < len(plan):
+            step, position = plan[position], position + 1
+            if isinstance(step, Loop):
+                self._function("elements", _extent(step.dims), lambda s=step: self._elements(s))
+                continue
+            after = []  # the stores of the kept shape that follow, run by the thread that stores the column
+            while position < len(plan) and isinstance(plan[position], Loop) and plan[position].dims == step.columns:
+                after += plan[position].body
+                position += 1
+            if step.splits():
+                columns, rows = _extent(step.columns), _extent(step.rows)
+                self._function("column-split", columns, lambda s=step, a=after: self._column_split(s, a), rows)
+                self._function("column-finish", columns, lambda s=step, a=after: self._column_finish(s, a), rows)
+            else:  # a thread per column, its rows in order, as the IR has it
+                start = () if step.start is None else (Store(step.store.buffer, step.store.index, step.start),)
+                loop = Loop(step.columns, (*start, Loop(step.rows, (step.store,)), *after), parallel=True)
+                self._function("elements", _extent(step.columns), lambda s=loop: self._elements(s))
+
+    def _chunks(self, step: ColumnAccumulation) -> tuple[str, str]:
+        """Declares `chunks` (pyjit_column_chunks); the columns and rows as text."""
+        columns, rows = self._index(_extent(step.columns)), self._index(_extent(step.rows))
+        self._emit(1, f"const int64_t chunks = pyjit_column_chunks({columns}, {rows});")
+        return columns, rows
+
+    def _column_split(self, step: ColumnAccumulation, after: list) -> None:
+        t, reduce = self.index_type, step.reduce()
+        acc = vtype(self._acc_dtype(reduce))
+        columns, rows = self._chunks(step)
+        self._emit(1, f"const {t} span = ({t})(({rows} + chunks - 1) / chunks);")
+        self._emit(1, f"for ({t} item = ({t})(blockIdx.x * blockDim.x + threadIdx.x); "
+                      f"item < ({t})(chunks * {columns}); item += ({t})(gridDim.x * blockDim.x)) {{")
+        self._emit(2, f"const {t} column = item % ({t})({columns});")
+        self._emit(2, f"const {t} first = item / ({t})({columns}) * span;")
+        self._emit(2, f"const {t} stop = first + span < ({t})({rows}) ? first + span : ({t})({rows});")
+        self._unflatten(step.columns, "column", 2)
+        self._emit(2, f"{acc} col_acc = {self._identity(reduce)};")
+        self._emit(2, f"for ({t} row = first; row < stop; row++) {{")
+        self._fold(reduce, "row", 3, {})
+        self._emit(2, "}")
+        self._emit(2, "if (chunks == 1) {")
+        self._store_column(step, reduce, after, 3)
+        self._emit(2, "} else {")
+        self._emit(3, f"*({acc} *)(ws + {self._column_offset()} + 8 * (int64_t)item) = col_acc;")
+        self._emit(2, "}")
+        self._emit(1, "}")
+
+    def _column_finish(self, step: ColumnAccumulation, after: list) -> None:
+        reduce = step.reduce()
+        acc = vtype(self._acc_dtype(reduce))
+        columns, _ = self._chunks(step)
+        self._emit(1, "if (chunks == 1) return;  /* the first pass stored the results */")
+        self._warp_loop(step.columns, "column")
+        self._emit(2, f"{acc} col_acc = {self._identity(reduce)};")
+        self._emit(2, "for (int64_t part = threadIdx.x & 31u; active && part < chunks; part += 32) {")
+        partial = f"*(const {acc} *)(ws + {self._column_offset()} + 8 * (part * ({columns}) + column))"
+        self._emit(3, f"col_acc = {self._combine_text(reduce, 'col_acc', partial)};")
+        self._emit(2, "}")
+        self._block_combine(reduce, 2, "col_acc", "", "warp")
+        self._emit(2, "if (active && (threadIdx.x & 31u) == 0) {")
+        self._store_column(step, reduce, after, 3)
+        self._emit(2, "}")
+        self._emit(1, "}")
+
+    def _store_column(self, step: ColumnAccumulation, reduce: Reduce, after: list, depth: int) -> None:
+        """`buffer[k] = combine(start, the column's total)` (the total after an identity),
+        then the statements `after` at this column."""
+        call = step.store.value
+        self._emit(depth, f"const {vtype(call.dtype)} col = {self._final(reduce, 'col_acc', '')};")
+        if step.starts_at_identity():
+            self._emit(depth, self._assign(step.store, "col"))
+        else:
+            start = Call(call.op, (step.start or call.args[0], Var("col", call.dtype)), call.dtype)
+            self._emit(depth, self._assign(step.store, self._value(start, depth, {})))
+        self._block(tuple(after), depth, {}, "thread")
+
+    def _column_offset(self) -> int:
+        """Where a column split's partials start in the workspace: after the slots."""
+        return SLOT_BYTES * (SPLIT_BLOCKS + 2) * len(self.slots)
 
     def _split_reduction(self, reduce: Reduce) -> None:
         offset = SLOT_BYTES * (SPLIT_BLOCKS + 2) * len(self.slots)
@@ -465,9 +561,6 @@ class _KernelWriter:
         extent = _extent(loop.dims)
         if role in _SPREAD:
             flat = self._grid_stride(f"e{self.temps}", extent, depth, *_SPREAD[role][:2], role == "warp")
-        elif loop.parallel:  # inside a team launch: the same partition for every such loop
-            flat = self._grid_stride(f"e{self.temps}", extent, depth, "blockIdx.x * blockDim.x + threadIdx.x",
-                                     "gridDim.x * blockDim.x")
         else:
             flat = f"e{self.temps}"
             self.temps += 1
@@ -671,15 +764,3 @@ def _is_short_row(loop: Loop) -> bool:
             if extent is None or extent > WARP_ROW:
                 return False
     return True
-
-
-def _parallel_extent(body) -> Index | None:
-    """The iterations of the first parallel loop of a team kernel (all have the same)."""
-    for statement in body:
-        if isinstance(statement, Loop):
-            if statement.parallel:
-                return _extent(statement.dims)
-            found = _parallel_extent(statement.body)
-            if found is not None:
-                return found
-    return None

@@ -5,10 +5,13 @@ running them in emulation: tests/codegen/test_cuda_emulation.py, with NVRTC comp
 import numpy as np
 import pytest
 
+from pyjit.codegen.build import BuildError
+from pyjit.codegen.cuda_prelude import COLUMN_ITEMS, COLUMN_MAX_CHUNKS, COLUMN_MIN_ROWS, column_chunks
 from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, WARP_ROW, CudaDialect, launch_plan, render_unit)
-from pyjit.codegen.kernel_ir import Index
+from pyjit.codegen.kernel_ir import BufferParam, Call, Dim, Index, Kernel, Load, Loop, Store
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
+from pyjit.ops import REGISTRY
 from pyjit.ops.registry import op
 
 F32 = np.dtype(np.float32)
@@ -60,9 +63,57 @@ def test_a_full_reduction_is_split_in_two_passes_without_atomics():
     assert kernel.workspace_bytes >= 16 * SPLIT_BLOCKS
 
 
-def test_a_reduction_over_leading_axes_keeps_its_columns_on_threads():
-    kernel, _ = rendered(lambda x: op.sum(x, axis=0), (50, 40))
-    assert [launch.mode for launch in kernel.launches] == ["team"]
+def test_a_reduction_over_leading_axes_is_split_over_its_rows_in_two_passes():
+    kernel, source = rendered(lambda x: op.sum(x, axis=0), (5000, 4))
+    assert [launch.mode for launch in kernel.launches] == ["column-split", "column-finish"]
+    assert "atomic" not in source and "pyjit_warp_reduce<" in source
+    chunks = column_chunks(4, 5000)
+    assert chunks == -(-5000 // COLUMN_MIN_ROWS)  # 157 chunks of 32 rows, the last shorter
+    assert [grid for _, grid in launch_plan(kernel, {}, 256)] == [-(-chunks * 4 // 256), 1]  # a warp a column
+    assert kernel.workspace_bytes >= 8 * chunks * 4
+
+
+def test_a_column_split_has_one_chunk_when_rows_are_few_or_columns_many():
+    assert column_chunks(7, COLUMN_MIN_ROWS) == 1 and column_chunks(7, 0) == 1
+    assert column_chunks(COLUMN_ITEMS // 2 + 1, 10**6) == 1
+    assert column_chunks(2, 10**9) == COLUMN_MAX_CHUNKS
+    kernel, _ = rendered(lambda x: op.sum(x, axis=0), (20, 40))
+    assert [grid for _, grid in launch_plan(kernel, {}, 64)] == [1, 1]  # the first pass stores the results
+
+
+def test_statistics_over_leading_axes_split_each_accumulation():
+    kernel, source = rendered(lambda x: REGISTRY["var"](x, axis=0), (300, 6))
+    # the identity stores are the passes' starting values; the division by n follows the second result
+    assert [launch.mode for launch in kernel.launches] == ["column-split", "column-finish"] * 2
+    division = "/ 0x1.2c00000000000p+8f"  # by 300.0, in both passes: one chunk stores in the first
+    assert [division in source.split(launch.function + "(", 1)[1].split("\n}\n", 1)[0]
+            for launch in kernel.launches] == [False, False, True, True]
+
+
+def test_a_float_product_over_leading_axes_keeps_numpys_order():
+    kernel, source = rendered(lambda x: op.prod(x, axis=0), (5000, 4))
+    assert [launch.mode for launch in kernel.launches] == ["elements"]  # a thread per column, rows in order
+    assert "pyjit_column_chunks(" not in source.split(kernel.launches[0].function, 1)[1]
+
+
+def test_symbolic_rows_size_a_column_split_at_launch():
+    env = ShapeEnv()
+    kernel, source = rendered(lambda x: op.max(x, axis=0), (env.create_symbol(10), 3), shape_env=env)
+    (size,) = kernel.sizes
+    assert f"pyjit_column_chunks(3, {size})" in source
+    assert launch_plan(kernel, {size: 6400}, 128)[0][1] == -(-column_chunks(3, 6400) * 3 // 128)
+
+
+def test_a_columnar_kernel_of_another_shape_is_refused():
+    """Never a wrong answer: the backend runs such a graph eagerly, with a warning."""
+    f32 = np.dtype(np.float32)
+    rows, columns = Dim("r", Index.const(8)), Dim("k", Index.const(4))
+    acc = Load("out", Index.name("k"), f32)
+    add = Store("out", Index.name("k"), Call("add", (acc, Load("x", Index.name("k") + Index.name("r") * 4, f32)), f32))
+    kernel = Kernel("odd", (BufferParam("x", f32, False), BufferParam("out", f32, True)), (),
+                    (Loop((rows,), (Loop((columns,), (add, add), parallel=True),)),))
+    with pytest.raises(BuildError, match="columnar"):
+        render_unit([kernel])
 
 
 def test_pointwise_work_is_a_grid_stride_loop():
