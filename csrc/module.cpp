@@ -94,8 +94,6 @@ PYBIND11_MODULE(_C, module) {
     return steal_or_throw(set_eval_frame(callback.ptr()));
   }, py::arg("callback"));
   module.def("get_eval_frame", [] { return steal_or_throw(get_eval_frame()); });
-  module.def("callback_compiler_is", [](const py::handle& compiler) { return callback_compiler_is(compiler.ptr()); },
-             py::arg("compiler"));
   module.def("hook_installed", &hook_installed);
   module.def("reset", &CodeCache::reset_all);
   module.def("cache_entries", [](const py::handle& code) {

@@ -56,10 +56,6 @@ def set_eval_frame(callback: Callback | None) -> Callback | None:
 def get_eval_frame() -> Callback | None:
     """The calling thread's callback."""
 
-def callback_compiler_is(compiler: object) -> bool:
-    """Whether this thread's callback has a `compiler` attribute that is `compiler`
-    (NOTE(compiler-guard) in pyjit/frontend/convert.py)."""
-
 def hook_installed() -> bool:
     """Whether the interpreter's eval-frame function is currently pyjit's."""
 
@@ -107,6 +103,9 @@ class GuardProgram:
             "device": None (default: any) or the device id (value.device.id)
         ("python", src, fn, text)    fn(value) is truthy (src None: fn()); runs Python,
                                      so only for rare checks. `text` describes it.
+        ("compiler", None, obj, text)  the calling thread's callback has a `compiler`
+                                     attribute that is obj (NOTE(compiler-guard) in
+                                     pyjit/frontend/convert.py); `text` describes it.
     Raises TypeError / ValueError for a malformed program.
     """
 
