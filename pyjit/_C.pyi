@@ -172,3 +172,23 @@ class Kernel:
     num_buffers: int
     num_sizes: int | None
     def __call__(self, *args: numpy.ndarray | int) -> None: ...
+
+class Launcher:
+    """Runs a graph's kernels from C (NOTE(c-launcher) in csrc/launcher.cpp).
+
+    `Launcher(fallback, inputs, buffers, steps, outputs)`: `inputs` holds one
+    (dtype, shape) per positional argument, which must be exactly a numpy.ndarray of
+    that dtype (or an equivalent one) and shape, C-contiguous; `buffers` the (dtype,
+    shape) of each array it allocates (numpy.empty). Slots number the inputs, then the
+    buffers. `steps` are (kernel, slots, allocate, release): a Kernel with no size
+    arguments, the slots of its arrays in order, the buffer slots to allocate before
+    it and the slots to drop after it. `outputs` is a slot (the result) or a sequence
+    of slots (a tuple of them). A call with other arguments, or with keywords, returns
+    `fallback(*args, **kwargs)`. It has a __dict__ for attributes."""
+
+    fallback: Callable[..., Any]
+    def __init__(self, fallback: Callable[..., Any], inputs: Sequence[tuple[Any, Sequence[int]]],
+                 buffers: Sequence[tuple[Any, Sequence[int]]],
+                 steps: Sequence[tuple[Kernel, Sequence[int], Sequence[int], Sequence[int]]],
+                 outputs: int | Sequence[int]) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

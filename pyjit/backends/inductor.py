@@ -31,6 +31,7 @@ from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import capture_disabled, counters
+from .launch import c_launcher
 from .registry import register_backend
 from . import cuda_graphs
 from .targets import TARGETS, CudaTarget, graph_device, target_for
@@ -273,7 +274,7 @@ class _Plan:
         variants = variants if variants is not None else _Variants(self.graph_module, self.target)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
-        run = namespace["run"]
+        run = c_launcher(self.schedule, self.layouts, namespace["run"], namespace) or namespace["run"]
         variants.add(self.layouts, run)
         run.kernels = self.schedule.kernels
         run.allocations = len(self.schedule.allocations)

@@ -258,6 +258,7 @@ def test_kernels_compile_for_every_x86_64_level(tmp_path):
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
 def test_transcendentals_call_the_vector_variants(accuracy_kernels, request):
     _, function, _ = accuracy_kernels["sin", np.float32]
+    function = getattr(function, "fallback", function)  # the glue behind a C launcher
     library = function.__globals__[next(name for name in function.__globals__ if name.startswith("k_"))].library
     disassembly = subprocess.run(["objdump", "-d", library.path], capture_output=True, text=True).stdout
     calls = [line for line in disassembly.splitlines() if "call" in line and "v_sinf@plt>" in line]
