@@ -56,7 +56,7 @@ def test_a_symbolic_size_decides_threads_at_run_time():
     env = ShapeEnv()
     s0 = env.create_symbol(10)
     text = render_kernel(kernel_of(lambda x: ops.add(x, 1.0), TensorMeta((s0,), F32), shape_env=env))
-    assert "#pragma omp parallel for simd if((s0) >= 524288)" in text
+    assert "#pragma omp parallel for simd if(parallel: (s0) >= 524288)" in text
 
 
 def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
