@@ -55,11 +55,24 @@ def test_graphs_only_the_glue_can_run_keep_it(rng):
     assert type(compiled(x)) is type(scalar(x)) is np.float32  # NumPy's scalar, as eager
     strided = rng.standard_normal((8, 8)).astype(F32).T
     assert not isinstance(inductor(module(chain, TensorMeta(strided.shape, F32)), strided), _C.Launcher)
-    env = ShapeEnv()
-    symbolic = module(chain, TensorMeta((env.create_symbol(8),), F32), shape_env=env)
-    assert not isinstance(inductor(symbolic, x), _C.Launcher)
+    with_scalar = module(lambda a, b: ops.multiply(a, b), TensorMeta(x.shape, F32), float)
+    assert not isinstance(inductor(with_scalar, x, 2.0), _C.Launcher)
     with_matmul = module(lambda a: ops.exp(ops.matmul(a, a)), TensorMeta((4, 4), F32))
     assert not isinstance(inductor(with_matmul, np.ones((4, 4), F32)), _C.Launcher)
+
+
+def test_size_symbols_and_their_guards_are_checked_in_c(rng):
+    env = ShapeEnv()
+    rows, columns = env.create_symbol(4), env.create_symbol(8)
+    graph_module = module(lambda a, b: ops.add(chain(a), b), TensorMeta((rows, columns), F32),
+                          TensorMeta((columns,), F32), shape_env=env)
+    compiled = inductor(graph_module, np.ones((4, 8), F32), np.ones(8, F32))
+    assert isinstance(compiled, _C.Launcher)
+    for shape in ((4, 8), (3, 5), (64, 33)):
+        x, y = rng.standard_normal(shape).astype(F32), rng.standard_normal(shape[1]).astype(F32)
+        np.testing.assert_allclose(compiled(x, y), graph_module(x, y), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError):  # unequal sizes go to the glue, and so to eager NumPy's error
+        compiled(np.ones((4, 8), F32), np.ones(7, F32))
 
 
 def test_compiled_functions_run_from_c_and_recompile_for_other_inputs():
