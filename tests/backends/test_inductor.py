@@ -327,7 +327,7 @@ def test_without_a_compiler_the_graph_runs_eagerly_with_a_warning(monkeypatch, r
     graph_module = module(chain, TensorMeta(x.shape, np.float64))
     with pytest.warns(UserWarning, match="no C compiler found; the inductor backend runs graphs eagerly"):
         compiled = inductor(graph_module, x)
-    assert compiled is graph_module
+    assert runs_eagerly(compiled, graph_module)
 
 
 def test_a_build_error_is_reported_and_the_graph_runs_eagerly(monkeypatch, rng):
@@ -337,7 +337,7 @@ def test_a_build_error_is_reported_and_the_graph_runs_eagerly(monkeypatch, rng):
     monkeypatch.setattr(build, "load", broken)
     graph_module = module(chain, TensorMeta((4,), np.float64))
     with pytest.warns(UserWarning, match="failed to compile"):
-        assert inductor(graph_module, np.ones(4)) is graph_module
+        assert runs_eagerly(inductor(graph_module, np.ones(4)), graph_module)
 
 
 def test_a_failure_while_scheduling_warns_and_runs_eagerly(monkeypatch):
@@ -347,12 +347,26 @@ def test_a_failure_while_scheduling_warns_and_runs_eagerly(monkeypatch):
     monkeypatch.setattr("pyjit.backends.inductor.schedule", broken)
     graph_module = module(chain, TensorMeta((4,), np.float64))
     with pytest.warns(UserWarning, match="failed on graph forward and runs it eagerly.*a scheduler bug"):
-        assert inductor(graph_module, np.ones(4)) is graph_module
+        assert runs_eagerly(inductor(graph_module, np.ones(4)), graph_module)
 
 
-def test_graphs_without_kernel_work_are_the_graph_module():
+def runs_eagerly(compiled, graph_module) -> bool:
+    """Whether `compiled` runs `graph_module` as the eager backend does, with no kernel."""
+    return not hasattr(compiled, "kernels") and getattr(compiled, "graph_module", None) is graph_module
+
+
+def test_graphs_without_kernel_work_run_as_straight_line_numpy(monkeypatch):
+    """NOTE(eager-straight-line): no per-op dispatch where no kernel runs."""
     graph_module = module(lambda a, b: ops.matmul(a, b), TensorMeta((2, 2), F32), TensorMeta((2, 2), F32))
-    assert inductor(graph_module, np.ones((2, 2), F32), np.ones((2, 2), F32)) is graph_module
+    a, b = np.arange(4, dtype=F32).reshape(2, 2), np.ones((2, 2), F32)
+    compiled = inductor(graph_module, a, b)
+    assert runs_eagerly(compiled, graph_module)
+
+    def no_dispatch(*args, **kwargs):
+        raise AssertionError("a registry op dispatched")
+
+    monkeypatch.setattr(ops.Op, "__call__", no_dispatch)
+    np.testing.assert_array_equal(compiled(a, b), a @ b)
 
 
 def test_several_graphs_compile_into_one_library(rng):
