@@ -2,6 +2,7 @@
 
 #include "guards.h"
 
+#include "eval_frame.h"
 #include "object_text.h"
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -205,6 +206,9 @@ PyObject* GuardProgram::Evaluation::read(const Source& source) {
 }
 
 bool GuardProgram::Evaluation::run_check(const Check& check) {
+  if (check.kind == CheckKind::Compiler) {
+    return callback_compiler_is(check.object.get()) || fail("check " + check.text + " failed");
+  }
   if (check.kind == CheckKind::Python && check.source < 0) {
     Ref result = Ref::steal(PyObject_CallNoArgs(check.object.get()));
     int truth = result ? PyObject_IsTrue(result.get()) : -1;
@@ -251,6 +255,8 @@ bool GuardProgram::Evaluation::run_check(const Check& check) {
     }
     case CheckKind::Array:
       return check_array(check, subject);
+    case CheckKind::Compiler:
+      break;  // checked above: it reads no source
     case CheckKind::Python: {
       Ref result = Ref::steal(PyObject_CallOneArg(check.object.get(), subject));
       int truth = result ? PyObject_IsTrue(result.get()) : -1;

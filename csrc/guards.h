@@ -32,7 +32,7 @@ struct Source {
   std::string name;     // how messages and guard text spell it
 };
 
-enum class CheckKind { Type, Id, Eq, Len, DictKeys, Array, Python };
+enum class CheckKind { Type, Id, Eq, Len, DictKeys, Array, Python, Compiler };
 
 struct DimSpec {
   enum class Kind { Static, Any, Symbol } kind;
@@ -55,7 +55,7 @@ struct Check {
   CheckKind kind;
   int source = -1;  // -1 only for a Python check with no value
   Ref object;       // Type: the type; Id: the object; Eq: the constant; DictKeys: the keys
-                    // tuple; Python: the callable
+                    // tuple; Python: the callable; Compiler: the compiler
   Py_ssize_t length = 0;
   std::unique_ptr<ArraySpec> array;
   std::string text;  // readable form of the check

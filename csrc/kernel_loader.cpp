@@ -21,12 +21,8 @@
 namespace pyjit {
 namespace {
 
-// The kernel ABI (see pyjit/_C.pyi): one data pointer per buffer, then the sizes.
-using KernelFunction = void (*)(char* const* buffers, const int64_t* sizes);
-
-// Arguments live in fixed arrays on the stack, so a call allocates nothing.
-constexpr Py_ssize_t kMaxBuffers = 64;
-constexpr Py_ssize_t kMaxSizes = 512;
+constexpr Py_ssize_t kMaxBuffers = kMaxKernelBuffers;
+constexpr Py_ssize_t kMaxSizes = kMaxKernelSizes;
 
 struct KernelLibraryObject {
   PyObject_HEAD
@@ -301,6 +297,18 @@ PyType_Spec kernel_spec = {"pyjit._C.Kernel", sizeof(KernelObject), 0,
 
 PyTypeObject* kernel_library_type() { return g_library_type; }
 PyTypeObject* kernel_type() { return g_kernel_type; }
+
+bool kernel_signature(PyObject* kernel, KernelFunction* function, Py_ssize_t* num_buffers,
+                      Py_ssize_t* num_sizes) {
+  if (Py_TYPE(kernel) != g_kernel_type) {
+    PyErr_Format(PyExc_TypeError, "expected a pyjit._C.Kernel, not %.100s", Py_TYPE(kernel)->tp_name);
+    return false;
+  }
+  *function = as_kernel(kernel)->function;
+  *num_buffers = as_kernel(kernel)->num_buffers;
+  *num_sizes = as_kernel(kernel)->num_sizes;
+  return true;
+}
 
 int kernel_loader_init() {
   g_library_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&library_spec));

@@ -12,6 +12,7 @@
 #include "eval_frame.h"
 #include "guards.h"
 #include "kernel_loader.h"
+#include "launcher.h"
 #include "ufuncs.h"
 
 namespace py = pybind11;
@@ -55,7 +56,7 @@ void add_type(py::module_& module, const char* name, PyTypeObject* type) {
 PYBIND11_MODULE(_C, module) {
   using namespace pyjit;
   if (guards_init() < 0 || CodeCache::init() < 0 || eval_frame_init() < 0 ||
-      compiled_function_init() < 0 || kernel_loader_init() < 0) {
+      compiled_function_init() < 0 || kernel_loader_init() < 0 || launcher_init_type() < 0) {
     throw py::error_already_set();
   }
   module.doc() = "pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing, "
@@ -88,14 +89,13 @@ PYBIND11_MODULE(_C, module) {
   add_type(module, "CompiledFunction", compiled_function_type());
   add_type(module, "KernelLibrary", kernel_library_type());
   add_type(module, "Kernel", kernel_type());
+  add_type(module, "Launcher", launcher_type());
   module.attr("SKIP") = py::handle(skip_sentinel());
 
   module.def("set_eval_frame", [](const py::handle& callback) {
     return steal_or_throw(set_eval_frame(callback.ptr()));
   }, py::arg("callback"));
   module.def("get_eval_frame", [] { return steal_or_throw(get_eval_frame()); });
-  module.def("callback_compiler_is", [](const py::handle& compiler) { return callback_compiler_is(compiler.ptr()); },
-             py::arg("compiler"));
   module.def("hook_installed", &hook_installed);
   module.def("reset", &CodeCache::reset_all);
   module.def("cache_entries", [](const py::handle& code) {

@@ -56,10 +56,6 @@ def set_eval_frame(callback: Callback | None) -> Callback | None:
 def get_eval_frame() -> Callback | None:
     """The calling thread's callback."""
 
-def callback_compiler_is(compiler: object) -> bool:
-    """Whether this thread's callback has a `compiler` attribute that is `compiler`
-    (NOTE(compiler-guard) in pyjit/frontend/convert.py)."""
-
 def hook_installed() -> bool:
     """Whether the interpreter's eval-frame function is currently pyjit's."""
 
@@ -107,6 +103,9 @@ class GuardProgram:
             "device": None (default: any) or the device id (value.device.id)
         ("python", src, fn, text)    fn(value) is truthy (src None: fn()); runs Python,
                                      so only for rare checks. `text` describes it.
+        ("compiler", None, obj, text)  the calling thread's callback has a `compiler`
+                                     attribute that is obj (NOTE(compiler-guard) in
+                                     pyjit/frontend/convert.py); `text` describes it.
     Raises TypeError / ValueError for a malformed program.
     """
 
@@ -173,3 +172,29 @@ class Kernel:
     num_buffers: int
     num_sizes: int | None
     def __call__(self, *args: numpy.ndarray | int) -> None: ...
+
+class Launcher:
+    """Runs a graph's kernels from C (NOTE(c-launcher) in csrc/launcher.cpp).
+
+    `Launcher(fallback, inputs, buffers, steps, outputs, guards=())`. A size is an int:
+    >= 0 a static size, -(k + 1) the k-th size symbol (at most 64). `inputs` holds one
+    (dtype, shape) per positional argument, which must be exactly a numpy.ndarray of
+    that dtype (or an equivalent one), C-contiguous, whose axis sizes equal the shape's:
+    each item a size or a tuple of sizes the axis must all equal; a symbol is bound by
+    the first axis it sizes. `guards` are (size, relation, size) that must hold, the
+    relation one of == != < <= > >=. `buffers` are the (dtype, shape) of the arrays it
+    allocates (numpy.empty). Slots number the inputs, then the buffers. `steps` are
+    (kernel, slots, sizes, allocate, release): a Kernel, the slots of its arrays and its
+    size arguments in order, the buffer slots to allocate before it and the slots to
+    drop after it. `outputs` is a slot (the result) or a sequence of slots (a tuple of
+    them). A call with other arguments, or with keywords, returns
+    `fallback(*args, **kwargs)`. ValueError for a malformed description (a symbol no
+    input binds, an unknown relation, a step that does not fit its kernel). It has a
+    __dict__ for attributes."""
+
+    fallback: Callable[..., Any]
+    def __init__(self, fallback: Callable[..., Any], inputs: Sequence[tuple[Any, Sequence[int | Sequence[int]]]],
+                 buffers: Sequence[tuple[Any, Sequence[int]]],
+                 steps: Sequence[tuple[Kernel, Sequence[int], Sequence[int], Sequence[int], Sequence[int]]],
+                 outputs: int | Sequence[int], guards: Sequence[tuple[int, str, int]] = ()) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

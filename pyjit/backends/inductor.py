@@ -33,6 +33,8 @@ from ..codegen.scheduler import schedule
 from ..codegen.wrapper import GlueError, glue_source, layout_of
 from ..graph import Node, TensorMeta
 from ..utils import capture_disabled, counters
+from .eager import eager
+from .launch import c_launcher
 from .registry import register_backend
 from . import cuda_graphs
 from .targets import TARGETS, CpuTarget, CudaTarget, graph_device, target_for
@@ -82,7 +84,8 @@ def mode_options(mode: str | None = None, device: str | None = None) -> dict:
 def inductor(graph_module, example_inputs, mode: str | None = None, options: dict | None = None):
     """Fused C kernels for the CPU (OpenMP threads, vector math); the compiled callable
     has `.kernels` (kernel IR), `.allocations` (arrays allocated per call), `.source` (C)
-    and `.glue` (Python). Graphs it cannot compile run as the graph module itself.
+    and `.glue` (Python). Graphs it cannot compile (or with no kernel work) run as the
+    `eager` backend runs them: NumPy graphs as straight-line NumPy calls.
     `mode` and `options`: NOTE(modes)."""
     chosen = {**mode_options(mode), **(options or {})}
     unknown = sorted(set(options or ()) - OPTIONS)
@@ -95,6 +98,8 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
     if not any(isinstance(example, Tensor) for example in examples) and not any(
             tensor_outputs(graph_module.graph, examples, outputs)):
         compiled = compile_graphs([(graph_module, examples)], **tuning)[0]
+        if compiled is graph_module:  # no kernel work, or none that compiles: NOTE(eager-straight-line)
+            return eager(graph_module, examples)
         if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
                 and not cuda_graphs.is_dynamic(graph_module)):
             return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
@@ -287,7 +292,10 @@ class _Plan:
         variants = variants if variants is not None else _Variants(self.graph_module, self.target, self.options)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
-        run = namespace["run"]
+        # The launcher allocates every buffer afresh; reuse lives in the glue (NOTE(buffer-reuse)).
+        launcher = None if self.options.reuse_buffers else c_launcher(self.schedule, self.layouts, namespace["run"],
+                                                                        namespace)
+        run = launcher or namespace["run"]
         variants.add(self.layouts, run)
         run.kernels = self.schedule.kernels
         run.allocations = len(self.schedule.allocations)

@@ -297,13 +297,16 @@ class _KernelWriter:
         return total
 
     def _parallel_clause(self, work: Index) -> str | None:
-        """The `if` clause of a parallel loop, None when it never runs in parallel."""
+        """The `if` clause of a parallel loop, None when it never runs in parallel. It
+        names the `parallel` construct: an unnamed `if` on `parallel for simd` also
+        applies to `simd` (OpenMP 5.0), and a small loop then ran its vector math one
+        scalar call per element (tanhf over 16K floats 35x slower than NumPy's)."""
         if self.threads is not None:
             return None if self.threads == 1 else ""
         known = work.constant_value()
         if known is not None:
             return "" if known >= PARALLEL_MIN_WORK else None
-        return f" if(({index_text(work)}) >= {PARALLEL_MIN_WORK})"
+        return f" if(parallel: ({index_text(work)}) >= {PARALLEL_MIN_WORK})"
 
     def _reduce(self, reduces: list[Reduce], depth: int, scope: dict, parallel: bool) -> None:
         """Reductions over the same dims in one loop (NOTE(reduction-merging)): serial for

@@ -73,7 +73,7 @@ class _Check(NamedTuple):
     kind: str
     source: Source | None
     operand: Any
-    text: str = ""  # Python checks only
+    text: str = ""  # python and compiler checks only
 
 
 class GuardSet:
@@ -142,6 +142,11 @@ class GuardSet:
         source and text count as the same check). Runs Python on every call unless `fn`
         is a C callable: for rare checks only."""
         self._add(("python", source, text), _Check("python", source, fn, text), lambda old, new: True)
+
+    def compiler(self, compiler: Callable, text: str) -> None:
+        """The frame hook's callback compiles with `compiler` (NOTE(compiler-guard) in
+        convert.py), checked in C; described by `text`."""
+        self._add(("compiler",), _Check("compiler", None, compiler, text), lambda old, new: old is new)
 
     def array(self, source: Source, example, shape: Iterable[int | str | SymInt | None] | None = None,
               *, strides: str | tuple[int | None, ...] | None = None, writeable: bool | None = None) -> None:
@@ -307,8 +312,8 @@ def _is_eq_constant(value: object) -> bool:
 
 def _program_check(check: _Check, index: dict[Source, int]) -> tuple:
     position = None if check.source is None else index[check.source]
-    if check.kind == "python":
-        return ("python", position, check.operand, check.text)
+    if check.kind in ("python", "compiler"):
+        return (check.kind, position, check.operand, check.text)
     return (check.kind, position, check.operand)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import traceback
+from typing import Callable
 
 import numpy as np
 
@@ -32,6 +33,7 @@ class GraphModule:
     def __init__(self, graph, check_sizes: bool = False):
         graph.lint()
         self.graph = graph
+        self.check_sizes = check_sizes
         self._symbol_axes = None
         if check_sizes:
             positions = {node: index for index, node in enumerate(graph.placeholders)}
@@ -40,12 +42,32 @@ class GraphModule:
         self.code = printed.text
         self.line_map = printed.line_map
         self.constants = printed.constants
-        self.filename = f"<pyjit graph {graph.name} #{next(_serial)}>"
+        self.filename, self.forward = self._load(printed, {})
+
+    def _load(self, printed, namespace: dict) -> tuple[str, Callable]:
+        filename = f"<pyjit graph {self.graph.name} #{next(_serial)}>"
         # Registered so tracebacks and debuggers show the generated lines.
-        linecache.cache[self.filename] = (len(self.code), None, self.code.splitlines(True), self.filename)
-        namespace = {"constants": self.constants}
-        exec(compile(self.code, self.filename, "exec"), namespace)
-        self.forward = namespace[graph.name]
+        linecache.cache[filename] = (len(printed.text), None, printed.text.splitlines(True), filename)
+        namespace["constants"] = printed.constants
+        exec(compile(printed.text, filename, "exec"), namespace)
+        return filename, namespace[self.graph.name]
+
+    def straight_line(self, resolve: Callable, input_types: tuple) -> Callable:
+        """The graph as one function that calls `resolve(target)` for each node's target
+        (NOTE(straight-line-code)): no dispatch and no frame besides its own. Each input
+        must have exactly its type in `input_types` (None: any); a call with another runs
+        this module instead. An error gets the note `__call__` gives it. `.code` is its
+        source, `.graph_module` this module."""
+        checks = [f"type({node.name}) is not input_types[{position}]"
+                  for position, (node, kind) in enumerate(zip(self.graph.placeholders, input_types)) if kind is not None]
+        parameters = ", ".join(node.name for node in self.graph.placeholders)
+        prologue = (f"if {' or '.join(checks)}:", f"    return fallback({parameters})") if checks else ()
+        printed = python_code(self.graph, resolve, prologue, catch="annotate")
+        namespace = {"fallback": self, "input_types": tuple(input_types)}
+        namespace["annotate"] = lambda error: self._annotate(error, filename, printed.line_map)
+        filename, function = self._load(printed, namespace)
+        function.code, function.graph_module = printed.text, self
+        return function
 
     def __call__(self, *args):
         if self._symbol_axes is not None:
@@ -53,7 +75,7 @@ class GraphModule:
         try:
             return self.forward(*args)
         except Exception as error:
-            self._annotate(error)
+            self._annotate(error, self.filename, self.line_map)
             raise
 
     def _check_sizes(self, args: tuple) -> None:
@@ -76,11 +98,11 @@ class GraphModule:
             raise ValueError(f"the inputs' sizes ({given}) break the size guard {broken[0]} that graph "
                              f"{self.graph.name} was traced under: trace it again for these sizes")
 
-    def _annotate(self, error: Exception) -> None:
+    def _annotate(self, error: Exception, filename: str, line_map: dict) -> None:
         node = None
         for frame, lineno in traceback.walk_tb(error.__traceback__):
-            if frame.f_code.co_filename == self.filename:
-                node = self.line_map.get(lineno)
+            if frame.f_code.co_filename == filename:
+                node = line_map.get(lineno)
         if node is None:
             return
         where = f", from {node.loc.describe()}" if node.loc is not None else ""

@@ -9,6 +9,13 @@ bound from the input shapes (`s0 = x.shape[0]`) before the first node, so a resh
 `(2*s0, 4)` computes the size of the call it is in. Node names never collide with these
 names: the graph's namer keeps clear of RESERVED_NAMES and of `s<N>`. Each computed value
 is `del`eted after its last use (`_last_uses`).
+
+NOTE(straight-line-code): `python_code(graph, resolve=...)` prints each call target as
+`resolve(target)` instead (the `eager` backend resolves registry ops to their NumPy
+implementations, so nothing dispatches per call), with `prologue` lines ahead of the
+body (an input check that returns early) and, with `catch`, the body inside a `try`
+whose handler calls `catch(error)` and re-raises: a `try` costs nothing until something
+raises (CPython 3.11+), so a caller can annotate errors without a frame of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import dataclasses
 import math
 import re
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -27,7 +34,7 @@ from .symbolic import SymInt
 
 # Every name the printed code reads besides node names, module aliases and symbols.
 RESERVED_NAMES = frozenset({"constants", "numpy", "int", "float", "bool", "complex", "slice", "Ellipsis",
-                            "None", "True", "False"})
+                            "None", "True", "False", "type", "error", "fallback", "annotate", "input_types"})
 _SYMBOL_NAME = re.compile(r"s\d+")
 
 
@@ -42,8 +49,11 @@ class PythonCode:
     constants: dict[str, Any]
 
 
-def python_code(graph) -> PythonCode:
-    return _Printer(graph).print()
+def python_code(graph, resolve: Callable | None = None, prologue: tuple[str, ...] = (),
+                catch: str | None = None) -> PythonCode:
+    """The graph's printed code (NOTE(printed-code)); `resolve`, `prologue` and `catch`:
+    NOTE(straight-line-code)."""
+    return _Printer(graph, resolve).print(prologue, catch)
 
 
 def literal_text(value: Any) -> str | None:
@@ -75,13 +85,14 @@ def literal_text(value: Any) -> str | None:
 
 
 class _Printer:
-    def __init__(self, graph):
+    def __init__(self, graph, resolve: Callable | None = None):
         self.graph = graph
+        self.resolve = resolve
         self.constants: dict[str, Any] = {}
         self.module_aliases: dict[str, str] = {}
         self.taken = {node.name for node in graph.nodes} | set(RESERVED_NAMES) | {graph.name}
 
-    def print(self) -> PythonCode:
+    def print(self, prologue: tuple[str, ...] = (), catch: str | None = None) -> PythonCode:
         body: list[tuple[str, Node | None]] = []
         bindings = self._symbol_bindings()
         body += [(f"{name} = {source}", None) for name, source in bindings.items()]
@@ -100,12 +111,19 @@ class _Printer:
         head += ["", "", f"def {self.graph.name}({parameters}):"]
         if not body:
             body.append(("return None", None))
+        head += [f"    {line}" for line in prologue]
+        indent = "    "
+        if catch is not None:
+            head.append("    try:")
+            indent = "        "
         line_map = {}
         lines = list(head)
         for text, node in body:
-            lines.append("    " + text)
+            lines.append(indent + text)
             if node is not None:
                 line_map[len(lines)] = node
+        if catch is not None:
+            lines += ["    except Exception as error:", f"        {catch}(error)", "        raise"]
         return PythonCode("\n".join(lines) + "\n", line_map, self.constants)
 
     def _node_line(self, node: Node) -> str | None:
@@ -117,7 +135,8 @@ class _Printer:
             return f"{node.name} = {self._argument(node.target, node.name)}"
         pieces = [self._argument(arg) for arg in node.args]
         pieces += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-        call = f"{node.name} = {self._target(node.target, node.name)}({', '.join(pieces)})"
+        target = self.resolve(node.target) if self.resolve is not None else node.target
+        call = f"{node.name} = {self._target(target, node.name)}({', '.join(pieces)})"
         return f"{call}  # {node.loc}" if node.loc is not None else call
 
     def _argument(self, value: Any, hint: str = "const") -> str:

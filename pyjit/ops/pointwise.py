@@ -33,7 +33,8 @@ def ufunc_op(name: str, *, vjp, formula, ufunc: np.ufunc | None = None, meta: Ca
         return getattr(xp, ufunc_name)(*args)
 
     return register(Op(name, category="pointwise", impl=impl, meta=meta or ufunc_meta(ufunc), vjp=vjp,
-                       formula=formula, doc=doc or f"numpy.{ufunc_name}, elementwise with broadcasting."))
+                       formula=formula, doc=doc or f"numpy.{ufunc_name}, elementwise with broadcasting.",
+                       numpy_impl=getattr(np, ufunc_name)))
 
 
 # -- helpers for VJPs ----------------------------------------------------------------

@@ -16,7 +16,10 @@ NOTE(op-entry): an `Op` holds
   * `reduction`: for reductions, how a kernel combines (NOTE(reduction-rule));
   * `index_rule`: for views, where an element of the view is in its source
     (NOTE(view-index-rule) in pyjit/ops/views.py);
-  * `category`: pointwise, reduction, matmul, view or other.
+  * `category`: pointwise, reduction, matmul, view or other;
+  * `numpy_impl(*args, **kwargs)`: the computation on NumPy arguments with nothing in
+    between (the ufunc itself for ufunc ops, else `impl` with NumPy bound), which
+    straight-line code calls (NOTE(straight-line-code) in pyjit/graph/printer.py).
 A `Composite` is a decomposition into registry ops and has no rules of its own: called
 on arrays it computes, called on graph nodes it records its primitives, and its
 derivative is that of its primitives.
@@ -27,6 +30,7 @@ Calling an entry dispatches on its arguments (NOTE(dispatch-protocol)).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable
 
 import numpy
@@ -56,7 +60,8 @@ class Op:
 
     def __init__(self, name: str, *, category: str, impl: Callable, meta: Callable,
                  vjp: Callable | None = None, formula: Callable | None = None,
-                 reduction: ReductionRule | None = None, index_rule: Callable | None = None, doc: str = ""):
+                 reduction: ReductionRule | None = None, index_rule: Callable | None = None, doc: str = "",
+                 numpy_impl: Callable | None = None):
         if category not in CATEGORIES:
             raise ValueError(f"op {name}: category {category!r} is not one of {CATEGORIES}")
         if (category == "pointwise") != (formula is not None):
@@ -70,6 +75,7 @@ class Op:
         self.__doc__ = doc
         self.category = category
         self.impl = impl
+        self.numpy_impl = numpy_impl if numpy_impl is not None else functools.partial(impl, numpy)
         self.meta = meta
         self.vjp = vjp
         self.formula = formula
@@ -164,6 +170,12 @@ def _role_of(kind: type) -> int:
             role = _PLAIN
         _type_roles[kind] = role
     return role
+
+
+def computes_with_numpy(values) -> bool:
+    """Whether registry ops given `values` compute with NumPy (no dispatcher, no CuPy)."""
+    dispatcher, xp = _inspect_arguments(tuple(values), {})
+    return dispatcher is None and xp is numpy
 
 
 def _inspect_arguments(args: tuple, kwargs: dict) -> tuple[Any, Any]:

@@ -144,6 +144,34 @@ def test_python_check_without_a_source(check_x):
     assert not holds and "switch is on" in reason
 
 
+class CompilingCallback:
+    def __init__(self, compiler):
+        self.compiler = compiler
+
+    def __call__(self, frame):
+        return _C.SKIP
+
+
+def test_compiler_check_reads_the_calling_threads_callback(frame_of):
+    """NOTE(compiler-guard): ("compiler", None, obj, text) holds while the thread's
+    callback has a `compiler` attribute that is obj."""
+    compiler = object()
+    guard = _C.GuardProgram([("local", 0, "x")], [("compiler", None, compiler, "the backend is mine")])
+    frame = frame_of(takes_x, 1)
+    assert guard.check(frame) is False  # no callback installed
+    for callback, holds in ((CompilingCallback(compiler), True), (CompilingCallback(object()), False),
+                            (lambda frame: _C.SKIP, False)):
+        previous = _C.set_eval_frame(callback)
+        try:
+            result, reason = guard.check(frame), guard.first_failure(frame)
+        finally:
+            _C.set_eval_frame(previous)
+        assert result is holds and (reason is None) == holds
+    assert "the backend is mine" in reason and "the backend is mine" in str(guard)
+    with pytest.raises(TypeError, match="reads no source"):
+        _C.GuardProgram([("local", 0, "x")], [("compiler", 0, compiler, "the backend is mine")])
+
+
 def test_all_checks_must_hold(check_x):
     checks = [("type", 0, list), ("len", 0, 3)]
     assert check_x(checks, [1, 2, 3])[0] is True

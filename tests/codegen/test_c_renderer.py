@@ -56,7 +56,7 @@ def test_a_symbolic_size_decides_threads_at_run_time():
     env = ShapeEnv()
     s0 = env.create_symbol(10)
     text = render_kernel(kernel_of(lambda x: ops.add(x, 1.0), TensorMeta((s0,), F32), shape_env=env))
-    assert "#pragma omp parallel for simd if((s0) >= 524288)" in text
+    assert "#pragma omp parallel for simd if(parallel: (s0) >= 524288)" in text
 
 
 def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
@@ -258,6 +258,7 @@ def test_kernels_compile_for_every_x86_64_level(tmp_path):
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
 def test_transcendentals_call_the_vector_variants(accuracy_kernels, request):
     _, function, _ = accuracy_kernels["sin", np.float32]
+    function = getattr(function, "fallback", function)  # the glue behind a C launcher
     library = function.__globals__[next(name for name in function.__globals__ if name.startswith("k_"))].library
     disassembly = subprocess.run(["objdump", "-d", library.path], capture_output=True, text=True).stdout
     calls = [line for line in disassembly.splitlines() if "call" in line and "v_sinf@plt>" in line]

@@ -11,7 +11,7 @@ from pyjit.utils import counters
 
 def graph_calls(compiled):
     ((_, code),) = pyjit.cache_entries(compiled)
-    graph_module = next(const for const in code.co_consts if isinstance(const, pyjit.graph.GraphModule))
+    graph_module = next(const.graph_module for const in code.co_consts if hasattr(const, "graph_module"))
     return [(node.target.name, node.args) for node in graph_module.graph.calls()]
 
 

@@ -90,6 +90,16 @@ def test_duplicate_names_get_suffixes():
     assert (a.name, b.name) == ("exp", "exp_1")
 
 
+def test_names_stay_unique_when_suffixed_names_are_taken_out_of_order():
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((2,), F32))
+    taken = graph.placeholder("exp_2", TensorMeta((2,), F32))
+    names = [graph.call(ops.exp, x).name for _ in range(4)]
+    assert names == ["exp", "exp_1", "exp_3", "exp_4"] and taken.name == "exp_2"
+    graph.erase(graph.nodes[-1])
+    assert graph.call(ops.exp, x).name not in {node.name for node in graph.nodes[:-1]}
+
+
 def test_names_that_python_folds_together_stay_distinct():
     graph = Graph()
     first, second = graph.placeholder("ℌ"), graph.placeholder("H")

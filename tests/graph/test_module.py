@@ -138,3 +138,26 @@ def test_sizes_and_size_guards_are_checked_on_each_call_when_asked():
     with pytest.raises(ValueError, match=r"break the size guard s1 >= 2"):  # a symbol is never 0 or 1
         checked(np.arange(4.0), np.ones((2, 1)))
     unchecked(np.arange(2.0), np.ones((2, 7)))  # the frontend's own guards decide for its graphs
+
+
+def test_straight_line_calls_the_resolved_targets_and_runs_the_module_for_other_input_types():
+    graph, loc = adding_graph()
+    module = GraphModule(graph)
+    called = []
+
+    def resolve(target):
+        def run(*args):
+            called.append(target.name)
+            return target.numpy_impl(*args)
+        return run
+
+    straight = module.straight_line(resolve, [np.ndarray, None])
+    x, y = np.arange(3.0), np.full(3, 0.5)
+    np.testing.assert_array_equal(straight(x, y), (x + y) * 2.0)
+    assert called == ["add", "multiply"] and straight.graph_module is module
+    np.testing.assert_array_equal(straight([0.0, 1.0, 2.0], y), (x + y) * 2.0)  # a list: the module ran
+    assert called == ["add", "multiply"]
+    with pytest.raises(ValueError, match="could not be broadcast") as caught:
+        straight(np.ones(2), y)
+    (note,) = caught.value.__notes__
+    assert note.startswith("while running node add of graph adder, from ") and f"{__file__}:{loc.lineno}" in note

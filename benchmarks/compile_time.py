@@ -1,0 +1,92 @@
+"""Compile time against graph size: the first call of a function whose body is a chain of
+N pointwise ops (N = 10, 100, 1000, 2000), compiled with the `eager` backend (capture
+only) and with the default backend (capture, scheduling, C compiler, loading), each in a
+fresh process with an empty compile cache. Issue 19 asks that it grow linearly with N:
+the last column is the first-call time per op, which stays flat when it does.
+docs/benchmarks.md has the figures of one run on each CPython.
+
+    python -P benchmarks/compile_time.py [--quick] [--sizes 10,100,1000,2000] [--json PATH]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SIZES = (10, 100, 1000, 2000)
+QUICK_SIZES = (10, 40)
+BACKENDS = ("eager", "inductor")
+
+
+def chain_source(ops: int) -> str:
+    """`def chain(x)`: `ops` ops in a row, alternating a multiply and an add (values stay
+    bounded: each pair is x * 0.5 + 1)."""
+    lines = ["def chain(x):"]
+    lines += ["    x = x * 0.5" if step % 2 == 0 else "    x = x + 1.0" for step in range(ops)]
+    return "\n".join(lines + ["    return x", ""])
+
+
+def child(ops: int, backend: str) -> dict:
+    """One measurement, in this (fresh) process: the first call's seconds and pyjit's counters."""
+    import numpy as np
+
+    import pyjit
+    from pyjit.utils import counters
+
+    namespace = {}
+    exec(compile(chain_source(ops), f"<chain of {ops}>", "exec"), namespace)
+    chain = namespace["chain"]
+    x = np.linspace(-1, 1, 4096, dtype=np.float32)
+    compiled = pyjit.compile(chain, backend=backend)
+    start = time.perf_counter()
+    result = compiled(x)
+    seconds = time.perf_counter() - start
+    if not np.allclose(result, chain(x), rtol=1e-5, atol=1e-5):
+        raise AssertionError(f"the {ops}-op chain under {backend} differs from NumPy's")
+    inductor = counters["inductor"]
+    return {"ops": ops, "backend": backend, "first_call_s": seconds, "graphs": counters["stats"]["unique_graphs"],
+            "kernels": inductor.get("kernels", 0),
+            "too_deep": inductor.get("too_deep", 0), "eager_fallbacks": inductor.get("eager_fallbacks", 0)}
+
+
+def measure(ops: int, backend: str) -> dict:
+    with tempfile.TemporaryDirectory() as cache:  # an empty compile cache: the C compiler runs
+        environment = dict(os.environ, PYJIT_CACHE_DIR=cache)
+        flags = ["-P"] if sys.flags.safe_path else []
+        finished = subprocess.run([sys.executable, *flags, __file__, "--child", str(ops), backend],
+                                  capture_output=True, text=True, env=environment, check=True)
+    return json.loads(finished.stdout.splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="two short chains (a smoke test)")
+    parser.add_argument("--sizes", help="chain lengths, comma-separated")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        print(json.dumps(child(int(options.child[0]), options.child[1])))
+        return
+    sizes = [int(size) for size in options.sizes.split(",")] if options.sizes else \
+        (QUICK_SIZES if options.quick else SIZES)
+    print(f"CPython {sys.version.split()[0]}")
+    print(f"{'ops':>6s} {'backend':>9s} {'first call ms':>14s} {'kernels':>8s} {'eager':>6s} {'ms per op':>10s}")
+    rows = []
+    for ops in sizes:
+        for backend in BACKENDS:
+            row = measure(ops, backend)
+            rows.append(row)
+            eager = "yes" if row["too_deep"] or row["eager_fallbacks"] else "no"
+            print(f"{ops:6d} {backend:>9s} {row['first_call_s'] * 1e3:14.1f} {row['kernels']:8d} {eager:>6s} "
+                  f"{row['first_call_s'] * 1e3 / ops:10.3f}")
+    if options.json:
+        with open(options.json, "w") as file:
+            json.dump(rows, file, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Small graphs against NumPy: functions whose graphs are too small for fusion to gain
+much (one op; the pieces around a data-dependent `if`), at 16, 16K and 1M float32
+elements, compiled with pyjit's default backend and with `eager`. Issue 19 asks that
+pyjit never be more than 5% slower than NumPy at any of these sizes. Every result is
+compared with NumPy's first; then NumPy and the compiled functions are timed in turns
+(`pyjit._C.bench`, garbage collection off), and each figure is its quietest round's
+median. docs/benchmarks.md has the figures of one run.
+
+    python -P benchmarks/small_graphs.py [--quick] [--json PATH]
+"""
+
+import argparse
+import gc
+import json
+import os
+import sys
+
+import numpy as np
+
+# `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from workloads import clipped_step  # noqa: E402
+
+SIZES = (16, 16_384, 1_048_576)
+QUICK_SIZES = (16, 1024)
+ROUNDS = 7
+ENGINES = ("inductor", "eager")
+
+
+def add_one(x, y):
+    return x + 1
+
+
+def affine_tanh(x, y):
+    return np.tanh(x) * 2.0 + y
+
+
+FUNCTIONS = {"x + 1": add_one, "tanh(x)*2 + y": affine_tanh, "clipped_step (if)": clipped_step}
+
+
+def calls_for(size: int, quick: bool) -> int:
+    """About 20 ms of NumPy work per round at the default sizes."""
+    return 20 if quick else max(20, min(20_000, int(4e7 / size)))
+
+
+def measure(quick: bool) -> list[dict]:
+    import pyjit
+    from pyjit import _C
+
+    rows = []
+    for name, fn in FUNCTIONS.items():
+        for size in QUICK_SIZES if quick else SIZES:
+            rng = np.random.default_rng(0)
+            args = tuple(rng.standard_normal(size, dtype=np.float32) for _ in range(2))
+            contenders = {"numpy": fn}
+            for engine in ENGINES:
+                compiled = pyjit.compile(fn, backend=engine)
+                if not np.allclose(compiled(*args), fn(*args), rtol=1e-5, atol=1e-6):
+                    raise AssertionError(f"{name} at {size} elements under {engine} differs from NumPy's")
+                contenders[engine] = compiled
+            calls = calls_for(size, quick)
+            best = {label: float("inf") for label in contenders}
+            gc.disable()
+            try:
+                for _ in range(ROUNDS):
+                    for label, callable_ in contenders.items():
+                        best[label] = min(best[label], float(np.median(_C.bench(callable_, args, calls, 2))))
+            finally:
+                gc.enable()
+            rows.append({"function": name, "size": size, **{f"{label}_s": best[label] for label in contenders}})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes and few calls (a smoke test)")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    options = parser.parse_args()
+    rows = measure(options.quick)
+    print(f"{'function':20s} {'elements':>9s} {'numpy us':>9s}" + "".join(f" {e + ' us':>12s} {'vs numpy':>8s}"
+                                                                         for e in ENGINES))
+    for row in rows:
+        line = f"{row['function']:20s} {row['size']:9d} {row['numpy_s'] * 1e6:9.2f}"
+        for engine in ENGINES:
+            line += f" {row[engine + '_s'] * 1e6:12.2f} {row['numpy_s'] / row[engine + '_s']:7.2f}x"
+        print(line)
+    if options.json:
+        with open(options.json, "w") as file:
+            json.dump(rows, file, indent=2)
+
+
+if __name__ == "__main__":
+    main()

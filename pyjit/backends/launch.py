@@ -1,0 +1,146 @@
+"""Which scheduled graphs run from the C launcher (NOTE(c-launcher) in csrc/launcher.cpp)
+instead of their generated glue, and its description of them.
+
+The glue (NOTE(glue)) is a Python function: its checks, allocations and kernel calls
+cost a frame and a few hundred nanoseconds, more than NumPy's own work on small arrays.
+A graph qualifies when the launcher can do all the glue does: every input an array
+compiled as C-contiguous, whose sizes are static or size symbols (each axis's size as
+the input's meta has it and as the shape env canonicalizes it); size guards between
+symbols and constants; every step a C kernel (`_C.Kernel`: the CPU target) whose size
+arguments are symbols; buffers whose sizes are static or symbols; no max, min, argmax or
+argmin over a symbolic axis (the glue runs those eagerly when the axis is empty); and
+outputs that are arrays the kernels wrote (or inputs), one or a tuple of them, none a
+0-d value that eager execution holds as a NumPy scalar. The glue stays the fallback,
+for every call the launcher does not take.
+
+Sizes travel as ints: >= 0 a static size, -(k + 1) the k-th size symbol.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _C
+from ..codegen.lowering import canonical
+from ..codegen.scheduler import KernelStep, reduction_parameters
+from ..codegen.wrapper import scalar_values
+from ..graph import Node, SymInt, TensorMeta
+
+_EMPTY_AXIS_REDUCTIONS = ("max", "min", "argmax", "argmin")
+
+
+class _Unsupported(Exception):
+    """The graph needs what only the glue does."""
+
+
+def c_launcher(schedule, layouts: dict[str, str], glue, kernels: dict):
+    """A `_C.Launcher` running `schedule` with `glue` as its fallback, or None when the
+    graph does not qualify. `kernels` maps "k_<kernel name>" to the loaded kernels."""
+    try:
+        return _Description(schedule, kernels).launcher(layouts, glue)
+    except _Unsupported:
+        return None
+
+
+class _Description:
+    def __init__(self, schedule, kernels: dict):
+        self.schedule = schedule
+        self.kernels = kernels
+        self.symbols: dict[str, int] = {}
+        self.slots: dict[str, int] = {}
+
+    def launcher(self, layouts: dict[str, str], glue):
+        graph = self.schedule.graph
+        _refuse_empty_axis_reductions(graph)
+        inputs = [self._input(node, layouts) for node in graph.placeholders]
+        guards = [self._guard(guard) for guard in graph.shape_env.guards]
+        steps, buffers = self._steps(len(inputs))
+        outputs = self._outputs()
+        _add_releases(steps, set(outputs if isinstance(outputs, tuple) else (outputs,)) | set(range(len(inputs))))
+        return _C.Launcher(glue, inputs, buffers, [tuple(step) for step in steps], outputs, guards)
+
+    def _size(self, size, bind: bool = False) -> int:
+        """A size as the launcher takes it; `bind`: a new symbol may be bound here."""
+        if type(size) is int:
+            return size
+        if not isinstance(size, SymInt) or len(size.terms) != 1 or str(size) not in size.symbols():
+            raise _Unsupported(f"size {size} is not a lone symbol")
+        name = str(size)
+        if name not in self.symbols:
+            if not bind:
+                raise _Unsupported(f"no input binds {name}")
+            self.symbols[name] = len(self.symbols)
+        return -(self.symbols[name] + 1)
+
+    def _input(self, node: Node, layouts: dict[str, str]) -> tuple:
+        meta = node.meta
+        if not isinstance(meta, TensorMeta) or layouts.get(node.name, "C") != "C":
+            raise _Unsupported(f"input {node.name} is not a C-contiguous array")
+        self.slots[self.schedule.names[node]] = len(self.slots)
+        axes = []
+        for size in meta.shape:
+            sizes = [size] if str(canonical(size)) == str(size) else [size, canonical(size)]
+            axes.append(tuple(self._size(each, bind=True) for each in sizes))
+        return np.dtype(meta.dtype), tuple(axes)
+
+    def _guard(self, guard) -> tuple:
+        if guard.relation not in ("==", "!=", "<", "<=", ">", ">="):
+            raise _Unsupported(f"size guard {guard}")
+        return self._size(guard.lhs), guard.relation, self._size(guard.rhs)
+
+    def _steps(self, first_buffer: int) -> tuple[list, list]:
+        """([kernel, slots, sizes, allocate, release] per step, the buffers' (dtype,
+        shape)), as the glue runs them: a kernel's output is a new buffer where it is
+        first written."""
+        steps, buffers, allocated = [], [], set()
+        for step in self.schedule.steps:
+            kernel = self.kernels.get(f"k_{step.kernel.name}") if isinstance(step, KernelStep) else None
+            if not isinstance(kernel, _C.Kernel):  # an eager step, or a kernel of another target
+                raise _Unsupported("a step that is not a C kernel")
+            used, allocate = [], []
+            for name, param in zip(step.buffers, step.kernel.buffers):
+                if param.output and name not in allocated:
+                    allocated.add(name)
+                    self.slots[name] = first_buffer + len(buffers)
+                    shape = tuple((self._size(canonical(size)),) for size in self.schedule.buffers[name].shape)
+                    buffers.append((np.dtype(param.dtype), shape))
+                    allocate.append(self.slots[name])
+                if name not in self.slots:
+                    raise _Unsupported(f"{name} is a value no kernel wrote: a constant or a scalar input")
+                used.append(self.slots[name])
+            if not set(step.kernel.sizes) <= set(self.symbols):
+                raise _Unsupported("a kernel size that is not a bound symbol (a stride)")
+            sizes = [-(self.symbols[name] + 1) for name in step.kernel.sizes]
+            steps.append([kernel, used, sizes, allocate, []])
+        return steps, buffers
+
+    def _outputs(self) -> int | tuple:
+        output = self.schedule.graph.output_node.args[0]
+        nodes = [output] if isinstance(output, Node) else output
+        if type(nodes) not in (list, tuple) or not all(isinstance(node, Node) for node in nodes):
+            raise _Unsupported("outputs that are not arrays")
+        if any(node.meta.shape == () for node in nodes) and set(nodes) & scalar_values(self.schedule.graph):
+            raise _Unsupported("an output eager execution holds as a NumPy scalar")
+        found = [self.slots.get(self.schedule.names.get(node)) for node in nodes]
+        if None in found:
+            raise _Unsupported("an output no kernel wrote")
+        return found[0] if isinstance(output, Node) else tuple(found)
+
+
+def _refuse_empty_axis_reductions(graph) -> None:
+    for node in graph.calls():
+        if getattr(node.target, "category", None) == "reduction" and node.target.name in _EMPTY_AXIS_REDUCTIONS:
+            x, axes, _ = reduction_parameters(node)
+            if any(isinstance(canonical(x.meta.shape[axis]), SymInt) for axis in axes):
+                raise _Unsupported("a max or min over a symbolic axis")
+
+
+def _add_releases(steps: list, kept: set[int]) -> None:
+    """Each buffer no output holds is dropped after the last step that uses it."""
+    last = {}
+    for index, step in enumerate(steps):
+        for slot in step[1]:
+            last[slot] = index
+    for slot, index in last.items():
+        if slot not in kept:
+            steps[index][4].append(slot)
