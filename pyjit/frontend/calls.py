@@ -116,7 +116,7 @@ def _tensor_attr(tracer, tensor: ArrayValue, name: str) -> Value:
     if name == "device":
         return ConstantValue("cpu")  # the input guards check that every array is NumPy's
     if name == "requires_grad" and tensor.source is not None:
-        example = next(example for source, example, _ in tracer.root.inputs if source == tensor.source)
+        example = next(example for source, example, _ in tracer.capture.inputs if source == tensor.source)
         return ConstantValue(example.requires_grad)  # the tensor guard checks it
     if name in TENSOR_METHODS or (not name.startswith("_") and callable(getattr(Tensor, name, None))):
         return CallableValue("method", name, self=tensor)  # NOTE(method-breaks)
@@ -621,7 +621,7 @@ def _array_type(tracer, value: ArrayValue) -> type:
     """The exact type of what an array value holds: an input's own (guarded), otherwise
     what the ops give (a Tensor when a Tensor went in, NOTE(tensor-capture))."""
     if value.source is not None:
-        return type(next(example for source, example, _ in tracer.root.inputs if source == value.source))
+        return type(next(example for source, example, _ in tracer.capture.inputs if source == value.source))
     return Tensor if value.tensor else np.ndarray
 
 

@@ -178,7 +178,7 @@ class Converter:
 
     def _capture(self, frame, dynamic_dims, dynamic):
         """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
-        break that cannot be resumed gives no output and `tracer.unresumable` says why."""
+        break that cannot be resumed gives no output and `tracer.capture.unresumable` says why."""
         tracer = Tracer(frame, dynamic_dims, dynamic)
         try:
             tracer.run()
@@ -189,12 +189,13 @@ class Converter:
             # FrameInfo and the user's arguments, in a cycle until the next collection.
             stop = stop.with_traceback(None)
             if stop.kind == "user_error" or self.fullgraph:
-                tracer.unresumable = "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
+                tracer.capture.unresumable = \
+                    "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
                 return tracer, None, stop
             try:
                 return tracer, build_break(tracer, self._compile_graph), stop
             except Break as why:
-                tracer.unresumable = why.explanation
+                tracer.capture.unresumable = why.explanation
                 return tracer, None, stop
             except _CompilerFailed as failure:
                 return tracer, self._failing(tracer, failure.__cause__), None
@@ -203,7 +204,7 @@ class Converter:
         try:
             return tracer, build(tracer, self._compile_graph), None
         except Break as stop:
-            tracer.unresumable = "the transformed code cannot rebuild its result"
+            tracer.capture.unresumable = "the transformed code cannot rebuild its result"
             return tracer, None, stop.with_traceback(None)
         except _CompilerFailed as failure:
             return tracer, self._failing(tracer, failure.__cause__), None
@@ -222,7 +223,7 @@ class Converter:
         backend's exception) at the line of the graph's first op, for every call its guards
         accept, rather than the error being printed and the code run eagerly."""
         name = _compiler_name(self.compiler)
-        instr = tracer.first_op_instr or tracer.instr
+        instr = tracer.capture.first_op_instr or tracer.instr
         where = f"{tracer.code.co_filename}:{instr.loc.lineno}" if instr is not None and instr.loc else "?"
         message = f"backend {name!r} raised {type(error).__name__}: {error}\n  while compiling the graph at {where}"
         message += _internal(traceback.format_exception(error))
@@ -272,7 +273,7 @@ class Converter:
                              f"the backend is {_compiler_name(compiler)}")
 
     def _no_capture(self, frame, tracer: Tracer):
-        if not tracer.inputs and frame.f_code is not self.top_code:
+        if not tracer.capture.inputs and frame.f_code is not self.top_code:
             return _C.SKIP
         return tracer.guards.compile(frame), assemble(tracer.bytecode)
 
@@ -280,8 +281,7 @@ class Converter:
         counters["graph_break"][reason.explanation] += 1
         if self.observer is not None:
             self.observer.on_break(reason)
-        how = (f"the frame runs as it is: {tracer.unresumable}" if tracer.unresumable is not None
-               else "split before it; it runs in Python" if tracer.split else "resumed")
+        how = tracer.capture.break_outcome()
         _logs["graph_breaks"].debug("Graph break (%s) in %s (%s): %s", reason.kind, code.co_qualname, how, reason)
         trace.emit("graph_break", kind=reason.kind, explanation=reason.explanation, hint=reason.hint, how=how,
                    where=str(reason.where) if reason.where else None,

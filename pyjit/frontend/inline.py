@@ -2,8 +2,8 @@
 
 NOTE(inlining): calling a Python function (`helper(x)`, `obj.method(x)`, `module(x)`
 on an object whose class defines `__call__` in Python) runs the callee's bytecode on an
-`InlineTracer`, a Tracer that shares the caller's graph, guards, graph inputs and side
-effects but has its own code, stack and locals. Its arguments are the caller's values,
+`InlineTracer`, a Tracer that shares the caller's Capture (NOTE(capture)) but has its
+own code, stack and locals. Its arguments are the caller's values,
 bound as Python binds them (defaults and keyword-only defaults read through the
 function's `__defaults__` / `__kwdefaults__`, `*args` as a tuple); its globals and
 closure cells are read through the function's source (`helper.__globals__['np']`,
@@ -34,10 +34,8 @@ import dataclasses
 import inspect
 import os
 import types
-from typing import Any
 
 from .breaks import Break
-from .bytecode import decoded
 from .interpreter import Tracer
 from .sources import BuiltinSource, Source
 from .values import NULL, CallableValue, ObjectValue, SequenceValue, Value
@@ -124,12 +122,12 @@ def inline(tracer: Tracer, function: types.FunctionType, source: Source | None, 
     """Trace `function(*args, **kwargs)` into the caller's graph (NOTE(inlining))."""
     _refuse(tracer, function, source)
     arguments = _bind(tracer, function, source, args, kwargs)
-    mark = _checkpoint(tracer)
+    mark = tracer.capture.checkpoint()
     child = InlineTracer(tracer, function, source, arguments)
     try:
         return child.run()
     except Break as stop:
-        _rollback(tracer, mark)
+        tracer.capture.rollback(mark)
         where = stop.where or child.loc
         raise Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint,
                     where=where) from None
@@ -191,54 +189,16 @@ def _bind(tracer: Tracer, function: types.FunctionType, source: Source, args: li
     return values
 
 
-@dataclasses.dataclass
-class _Mark:
-    nodes: int
-    inputs: int
-    written: int
-    first_op_instr: Any
-    side_effects: Any
-
-
-def _checkpoint(tracer: Tracer) -> _Mark:
-    root = tracer.root
-    effects = getattr(root, "side_effects", None)
-    return _Mark(len(root.graph.nodes), len(root.inputs), len(root.written), root.first_op_instr,
-                 effects.checkpoint() if effects is not None else None)
-
-
-def _rollback(tracer: Tracer, mark: _Mark) -> None:
-    """Forget what a callee that broke recorded: its ops, its graph inputs, its side
-    effects. Its guards stay: they only make the entry more specific."""
-    root = tracer.root
-    added = {id(node) for node in root.graph.nodes[mark.nodes:]}
-    for source, _, node in root.inputs[mark.inputs:]:
-        added.add(id(node))
-        del root._input_of[source]
-    del root.inputs[mark.inputs:]
-    for source in list(root.written)[mark.written:]:
-        del root.written[source]
-    for node in reversed(list(root.graph.nodes)):
-        if id(node) in added:
-            root.graph.erase(node)
-    root.first_op_instr = mark.first_op_instr
-    if mark.side_effects is not None:
-        root.side_effects.rollback(mark.side_effects)
-
-
 class InlineTracer(Tracer):
-    """The trace of one inlined call (NOTE(inlining)): the caller's graph, guards, inputs
-    and side effects; its own code, stack and locals."""
+    """The trace of one inlined call (NOTE(inlining)): the caller's capture
+    (NOTE(capture)); its own code, stack and locals."""
 
     def __init__(self, parent: Tracer, function: types.FunctionType, source: Source, arguments: dict[str, Value]):
-        self.__dict__.update(parent.__dict__)  # the shared state: graph, guards, inputs, side effects
+        self._start(parent.capture, function.__code__)
         self.parent, self.function, self.function_source = parent, function, source
         self.depth = parent.depth + 1
-        self.code = function.__code__
-        self.bytecode = decoded(self.code)
-        self.stack, self.locals, self.kw_names = [], dict(arguments), ()
-        self.instr, self.index, self.stack_before = None, 0, []
-        self.returned = self.jump_to = None
+        self.locals = dict(arguments)
+        self.loc = parent.loc  # until the callee's first positioned instruction
         self.arguments = {}
 
     @property
@@ -257,12 +217,13 @@ class InlineTracer(Tracer):
 
     def load_global(self, name: str) -> Value:
         namespace = self.function.__globals__
-        if namespace is self.root.frame.f_globals:
+        frame = self.capture.frame
+        if namespace is frame.f_globals:
             return super().load_global(name)
         globals_source = self.function_source.attr("__globals__")
         if name in namespace:
             return self.wrap(namespace[name], globals_source.item(name))
-        if self.function.__builtins__ is not self.root.frame.f_builtins or name not in self.function.__builtins__:
+        if self.function.__builtins__ is not frame.f_builtins or name not in self.function.__builtins__:
             raise Break("user_error", f"name {name!r} is not defined")
         self.guards.python(globals_source, lambda namespace, name=name: name not in namespace,
                            f"{name!r} not in {globals_source}")
@@ -285,9 +246,6 @@ class InlineTracer(Tracer):
         return value
 
     def note_first_op(self) -> None:
-        if self.root.first_op_instr is None:
-            tracer = self
-            while tracer is not self.root:
-                tracer = tracer.parent
-            self.root.first_op_instr = tracer.instr
+        if self.capture.first_op_instr is None:
+            self.capture.first_op_instr = self.root.instr
 

@@ -54,7 +54,7 @@ def build(tracer, compiler: Callable) -> Output:
     for kept in (value, *effects.values()):
         _collect(kept, outputs)
     single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None and not effects.pending \
-        and not tracer.written
+        and not tracer.capture.written
     written = _collect_written(tracer, outputs)
     tracer.graph.output(outputs[0] if single else tuple(outputs))
     loc = _op_loc(tracer)
@@ -90,13 +90,13 @@ def graph_call(tracer, compiler: Callable, live: list[Value]) -> tuple[list[Inst
 
 def _op_loc(tracer):
     """The position the graph call carries: the instruction that recorded the first op."""
-    return tracer.first_op_instr.loc if tracer.first_op_instr is not None else None
+    return tracer.capture.first_op_instr.loc if tracer.capture.first_op_instr is not None else None
 
 
 def _compile(tracer, compiler: Callable, loc) -> tuple[list[Instr], GraphModule]:
-    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.inputs]
+    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.capture.inputs]
     graph_module = GraphModule(tracer.graph)
-    compiled = compiler(graph_module, [example for _, example, _ in tracer.inputs])
+    compiled = compiler(graph_module, [example for _, example, _ in tracer.capture.inputs])
     return call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc), graph_module
 
 
@@ -113,7 +113,7 @@ def _collect(value: Value, outputs: list) -> None:
 def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
     """The inputs the graph updated (NOTE(functionalisation) in functionalise.py), each with
     the position among `outputs` of its new value, which is added where missing."""
-    written_nodes = {value.node: source for source, value in tracer.written.items()}
+    written_nodes = {value.node: source for source, value in tracer.capture.written.items()}
     for node in outputs:
         base = node
         while getattr(base.target, "category", None) == "view":
@@ -122,7 +122,7 @@ def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
             raise Break("unsupported", f"a view of {written_nodes[base]}, which the graph updates in place, is "
                         "live after the graph: it would not share the input's memory")
     written = []
-    for source, value in tracer.written.items():
+    for source, value in tracer.capture.written.items():
         _collect(ArrayValue(value.node), outputs)
         written.append((source, next(i for i, node in enumerate(outputs) if node is value.node)))
     return written

@@ -103,7 +103,7 @@ def build_break(tracer, compiler: Callable) -> Output:
             raise
         start = call_start(instructions, index) if instr.name in _CALLS else index
         consumed, produced, replay, targets = 0, (), [], [start]  # split the frame before it
-        tracer.split = True
+        tracer.capture.split = True
     stack = tracer.stack_before
     below, operands = stack[:len(stack) - consumed], stack[len(stack) - consumed:]
     # Cells go in the closure; a local LOAD_FAST_AND_CLEAR unbound is not live.
@@ -124,8 +124,8 @@ def build_break(tracer, compiler: Callable) -> Output:
     bound_to = [value.self for value in (*values, *operands)
                 if isinstance(value, CallableValue) and value.self is not None]
     body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to, *effects.values()])
-    handler = tracer.graph_handler  # NOTE(grad-mode-with)
-    body = _under(handler, tracer.graph_handler_stack, body, loc, tracer.code)
+    handler = tracer.capture.graph_handler  # NOTE(grad-mode-with)
+    body = _under(handler, tracer.capture.graph_handler_stack, body, loc, tracer.code)
     temps: dict[int, str] = {}
     # NOTE(side-effects): what runs after the replay is read before it stores anything.
     kept = [*values, *(v for v in operands if v is not NULL)] if effects.pending else values
@@ -144,7 +144,7 @@ def build_break(tracer, compiler: Callable) -> Output:
     results = [_TEMP.format(len(temps) + i) for i in range(sum(produced))]
     redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
     if instr.handler is not None:  # a break inside the body the graph ran under
-        redo = _under(handler, tracer.graph_handler_stack, redo, loc, tracer.code)
+        redo = _under(handler, tracer.capture.graph_handler_stack, redo, loc, tracer.code)
     body += redo
     stack_args = [[Instr("LOAD_FAST", temps[id(v)], loc=loc)] for v in below if v is not NULL]
     stack_args += [[Instr("LOAD_FAST", name, loc=loc)] for name in results]
@@ -155,7 +155,7 @@ def build_break(tracer, compiler: Callable) -> Output:
         # A local the traced path never stored is the frame's own: passed as it is.
         local_args = [[Instr("LOAD_FAST", temps[id(tracer.locals[n])] if n in tracer.locals else n, loc=loc)]
                       for n in local_names]
-        resumed = resume_code(code, target, layout, local_names, tracer.split)
+        resumed = resume_code(code, target, layout, local_names, tracer.capture.split)
         body += _resume_call(code, make_function(resumed, loc, code.co_cellvars), stack_args + local_args, loc)
     if handler is not None:
         body += _handler_code(instructions, handler)

@@ -203,7 +203,7 @@ class SideEffects:
         if isinstance(obj, ObjectValue) and obj.source is not None:
             self._note_object(obj)
             return self._attributes.get((id(obj.value), name))
-        if isinstance(obj, ModuleValue) and vars(obj.module) is tracer.root.frame.f_globals:
+        if isinstance(obj, ModuleValue) and vars(obj.module) is tracer.capture.frame.f_globals:
             return self._globals.get(name)
         methods = _LIST_METHODS if isinstance(obj, SequenceValue) and obj.kind is list \
             else (_SET_METHODS if obj.kind is set else _DICT_METHODS) if isinstance(obj, DictValue) else {}
@@ -226,17 +226,17 @@ class SideEffects:
 
     def load_global(self, tracer, name: str) -> Value:
         """LOAD_GLOBAL: a pending store of the frame's globals, else the tracer's read."""
-        if name in self._globals and _globals_of(tracer) is tracer.root.frame.f_globals:
+        if name in self._globals and _globals_of(tracer) is tracer.capture.frame.f_globals:
             return self._globals[name]
         return tracer.load_global(name)
 
     def store_global(self, tracer, name: str, value: Value) -> None:
-        if _globals_of(tracer) is not tracer.root.frame.f_globals:
+        if _globals_of(tracer) is not tracer.capture.frame.f_globals:
             raise Break("unsupported", f"storing global {name!r} of another module from an inlined function")
         if not config.replay_side_effects:
             raise Break("unsupported", f"storing global {name!r} with pyjit.config.replay_side_effects False",
                         hint="the store runs in Python at a graph break")
-        _refuse_finalizer(tracer.root.frame.f_globals.get(name), name)
+        _refuse_finalizer(tracer.capture.frame.f_globals.get(name), name)
         _require_rebuildable(value)
         self._record(tracer, "store_global", None, name, (value,), self._set(self._globals, name, value))
 
@@ -753,7 +753,7 @@ def build_dict(pairs: list[tuple[Value, Value]]) -> DictValue:
 def _globals_of(tracer) -> dict:
     """The globals the tracer's STORE_GLOBAL and LOAD_GLOBAL use: an inlined function's own."""
     function = getattr(tracer, "function", None)  # an InlineTracer's callee (NOTE(inlining))
-    return function.__globals__ if function is not None else tracer.frame.f_globals
+    return function.__globals__ if function is not None else tracer.capture.frame.f_globals
 
 
 # -- the transformed code --------------------------------------------------------------------------
