@@ -3,10 +3,10 @@ built on them, and the symbolic interpreter that turns Python frames into graphs
 guards and resume functions."""
 
 from .allowed import allow_in_graph
-from .breaks import BreakReason
+from .breaks import BreakReason, graph_break
 from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
 from .convert import reset
-from .entry import compile, disable, graph_break, optimize
+from .entry import compile, disable, optimize
 from .explain import ExplainOutput, explain
 from .guards import ArrayGuard, DimChange, GuardSet, changed_dims
 from .sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource, ItemSource,

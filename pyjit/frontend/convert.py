@@ -36,16 +36,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import os
-import sysconfig
 import threading
 import time
 import traceback
 import warnings
-from pathlib import Path
 from typing import Callable
-
-import numpy as np
 
 from .. import _C, config, trace
 from ..exc import BackendCompilerFailed, Unsupported
@@ -55,17 +50,13 @@ from .bytecode import Instr, assemble, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
 from .output import Output, build, disassembly, prologue
+from .policy import PYJIT_DIR, is_skipped_file
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break
 from .verify import verified
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}
-_PYJIT_DIR = os.path.join(str(Path(__file__).resolve().parents[1]), "")
-_SKIPPED_DIRS = tuple(os.path.join(path, "") for path in {
-    _PYJIT_DIR, os.path.dirname(np.__file__),
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
-_SKIPPED_PREFIXES = ("<frozen", "<pyjit")
 # One compile at a time: two threads missing on one code would otherwise both add entries.
 _lock = threading.RLock()
 
@@ -91,10 +82,6 @@ def reset() -> None:
     """Forget the recompile policy's memory (dynamic dimensions, warnings); pyjit.reset()
     calls it with `_C.reset()`."""
     _states.clear()
-
-
-def is_skipped_file(filename: str) -> bool:
-    return filename.startswith(_SKIPPED_DIRS) or filename.startswith(_SKIPPED_PREFIXES)
 
 
 class Converter:
@@ -311,7 +298,7 @@ def _outcome(answer) -> str:
 def _trace_frame(code) -> None:
     """The `frame` event: the code about to be compiled and the user's stack that called it."""
     stack = [{"file": entry.filename, "line": entry.lineno, "name": entry.name, "text": entry.line or ""}
-             for entry in traceback.extract_stack() if not entry.filename.startswith(_PYJIT_DIR)]
+             for entry in traceback.extract_stack() if not entry.filename.startswith(PYJIT_DIR)]
     stack.append({"file": code.co_filename, "line": code.co_firstlineno, "name": code.co_qualname, "text": ""})
     trace.emit("frame", name=code.co_qualname, file=code.co_filename, line=code.co_firstlineno, stack=stack)
 

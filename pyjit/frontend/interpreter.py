@@ -28,7 +28,7 @@ from ..autograd import Tensor, no_grad
 from ..graph import Graph, Node, TensorMeta
 from ..ops.registry import Composite, Op
 from ..source import SourceLoc
-from .breaks import Break
+from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
 from .functionalise import check_new_input
 from .guards import GuardSet
@@ -197,6 +197,10 @@ class Tracer:
         """The tracers of the calls this one is inlined into, innermost first."""
         return iter(())
 
+    def inlined(self, function: types.FunctionType, source: Source, arguments: dict[str, Value]) -> Tracer:
+        """The tracer of a call of `function` inlined here (NOTE(inlining))."""
+        return InlineTracer(self, function, source, arguments)
+
     def holds(self, value: Value) -> bool:
         """Whether a stack or local of the frames being traced holds `value`, at any depth."""
         roots = [*self.stack, *self.locals.values()]
@@ -353,7 +357,7 @@ class Tracer:
         if kind in (Op, Composite):
             self.guards.identity(source, value)
             return CallableValue("op", value, source=source)
-        if _is_graph_break(value):
+        if value is graph_break:
             self.guards.identity(source, value)
             return CallableValue("graph_break", value, source=source)
         if kind in (types.BuiltinMethodType, types.MethodType) \
@@ -469,6 +473,67 @@ class Tracer:
         raise Break("unsupported", f"{describe(value)} cannot be an argument of a graph op")
 
 
+class InlineTracer(Tracer):
+    """The trace of one inlined call (NOTE(inlining)): the caller's capture
+    (NOTE(capture)); its own code, stack and locals."""
+
+    def __init__(self, parent: Tracer, function: types.FunctionType, source: Source, arguments: dict[str, Value]):
+        self._start(parent.capture, function.__code__)
+        self.parent, self.function, self.function_source = parent, function, source
+        self.depth = parent.depth + 1
+        self.locals = dict(arguments)
+        self.loc = parent.loc  # until the callee's first positioned instruction
+        self.arguments = {}
+
+    @property
+    def root(self) -> Tracer:
+        return self.parent.root
+
+    def callers(self):
+        tracer = self
+        while tracer is not tracer.root:
+            tracer = tracer.parent
+            yield tracer
+
+    def in_try_block(self) -> bool:
+        # A handler of the callee's code has no place in the transformed code of the frame.
+        return (self.instr is not None and self.instr.handler is not None) or self.parent.in_try_block()
+
+    def load_global(self, name: str) -> Value:
+        namespace = self.function.__globals__
+        frame = self.capture.frame
+        if namespace is frame.f_globals:
+            return super().load_global(name)
+        globals_source = self.function_source.attr("__globals__")
+        if name in namespace:
+            return self.wrap(namespace[name], globals_source.item(name))
+        if self.function.__builtins__ is not frame.f_builtins or name not in self.function.__builtins__:
+            raise Break("user_error", f"name {name!r} is not defined")
+        self.guards.python(globals_source, lambda namespace, name=name: name not in namespace,
+                           f"{name!r} not in {globals_source}")
+        return self.wrap(self.function.__builtins__[name], BuiltinSource(name))
+
+    def load_closure(self, name: str) -> Value:
+        if name not in self.code.co_freevars:
+            return self._local(name)
+        index = self.code.co_freevars.index(name)
+        try:
+            contents = self.function.__closure__[index].cell_contents
+        except ValueError:
+            raise Break("user_error", f"free variable {name!r} is read before it is assigned") from None
+        return self.wrap(contents, self.function_source.attr("__closure__").item(index).attr("cell_contents"))
+
+    def _local(self, name: str) -> Value:
+        value = self.locals.get(name)
+        if value is None:
+            raise Break("user_error", f"local variable {name!r} is read before it is assigned")
+        return value
+
+    def note_first_op(self) -> None:
+        if self.capture.first_op_instr is None:
+            self.capture.first_op_instr = self.root.instr
+
+
 def _holds_tensor(value: Value) -> bool:
     if isinstance(value, ArrayValue):
         return value.tensor
@@ -483,12 +548,6 @@ def _has_node(structure: Any) -> bool:
     if type(structure) is dict:
         return any(map(_has_node, structure.values()))
     return False
-
-
-def _is_graph_break(value: Any) -> bool:
-    from .entry import graph_break
-
-    return value is graph_break
 
 
 def _is_cupy_array(value) -> bool:
