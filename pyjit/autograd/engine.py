@@ -13,7 +13,8 @@ NOTE(engine): `run` takes root edges (node, output_nr) with their gradients and
      (NOTE(saved-values) in nodes.py).
 A node that received no gradient at all passes none on without running. Leaves are
 reached through their AccumulateGrad nodes, which add to `.grad` in backward() and
-only capture in grad().
+only capture in grad(). The engine sits below Tensor, whose `backward` runs it
+(NOTE(tensor-class) in nodes.py).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ import numpy as np
 
 from ..ops import REGISTRY
 from .grad_mode import no_grad
-from .nodes import AccumulateGrad, Node
-from .tensor import Tensor, as_array
+from .nodes import AccumulateGrad, Node, tensor_type
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -44,9 +44,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to
     `inputs`, returned instead of accumulated into `.grad`; None for an input that
     the outputs do not depend on, when `allow_unused`."""
+    tensor_class, _ = tensor_type()
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for index, tensor in enumerate(inputs):
-        if not isinstance(tensor, Tensor) or not tensor.requires_grad:
+        if not isinstance(tensor, tensor_class) or not tensor.requires_grad:
             raise RuntimeError(f"element {index} of the differentiated tensors does not require grad")
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     with no_grad():
@@ -57,19 +58,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         if value is None and not allow_unused:
             raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
-        results.append(None if value is None else Tensor(value))
+        results.append(None if value is None else tensor_class(value))
     return tuple(results)
 
 
 def _as_tuple(value) -> tuple:
-    return (value,) if isinstance(value, Tensor) else tuple(value)
+    return (value,) if isinstance(value, tensor_type()[0]) else tuple(value)
 
 
 def _roots(tensors: tuple, grad_tensors, create_graph: bool) -> tuple[list, list]:
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported: the tape runs its "
                                   "VJPs on arrays")
-    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+    if grad_tensors is None or isinstance(grad_tensors, tensor_type()[0]):
         grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
@@ -83,19 +84,19 @@ def _roots(tensors: tuple, grad_tensors, create_graph: bool) -> tuple[list, list
     return roots, grads
 
 
-def _root_gradient(tensor: Tensor, gradient, index: int):
+def _root_gradient(tensor, gradient, index: int):
     if gradient is None:
         if tensor.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         return REGISTRY["ones_like"](tensor.array)  # a registry op: it records under make_fx (NOTE(make-fx))
-    array = as_array(gradient, dtype=tensor.dtype, device=tensor.device)
+    array = tensor_type()[1](gradient, dtype=tensor.dtype, device=tensor.device)
     if array.shape != tensor.shape:
         raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of {array.shape} and "
                            f"output[{index}] has a shape of {tensor.shape}.")
     return array
 
 
-def graph_nodes(*tensors: Tensor) -> list[Node]:
+def graph_nodes(*tensors) -> list[Node]:
     """The nodes behind `tensors`, in the order backward would run them (each after
     every node that sends it a gradient): the tape as compiled autograd sees it."""
     roots = [tensor._gradient_edge()[0] for tensor in tensors]
@@ -219,11 +220,12 @@ def _deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
 
 def _run_pre_hooks(node: Node, buffer: list) -> list:
     """Each tensor hook on the gradient of its output; a value it returns replaces it."""
+    tensor_class, as_array = tensor_type()
     for output_nr, hook in list(node.pre_hooks.values()):
         gradient = buffer[output_nr]
         if gradient is None:
             continue
-        result = hook(Tensor(gradient))
+        result = hook(tensor_class(gradient))
         if result is not None:
             replaced = as_array(result, dtype=gradient.dtype)
             if replaced.shape != np.shape(gradient):
