@@ -32,7 +32,7 @@ from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
 from .functionalise import check_new_input
 from .guards import GuardSet
-from .opcodes import HANDLERS, unhandled_reason
+from .opcodes import COMPREHENSION_CLEANUP, HANDLERS, WITH_CLEANUP, unhandled_reason
 from .resume import is_split
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
@@ -238,16 +238,17 @@ class Tracer:
         see leaves the frame, so nothing can look at the variable it restores."""
         instructions = self.bytecode.instructions
         start = next(i for i, item in enumerate(instructions) if item is handler.target)
-        cleanup = [item for item in instructions[start + 1:start + 6] if isinstance(item, Instr)]
-        return [instr.name for instr in cleanup] == ["SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE"] \
+        end = start + 1 + len(COMPREHENSION_CLEANUP)
+        cleanup = [item for item in instructions[start + 1:end] if isinstance(item, Instr)]
+        return tuple(instr.name for instr in cleanup) == COMPREHENSION_CLEANUP \
             and all(instr.handler is None for instr in cleanup)
 
     def _exits_quietly(self, handler) -> bool:
         """Whether `handler` is the cleanup of a `with` on a grad-mode switch (NOTE(grad-mode-with))."""
         instructions = self.bytecode.instructions
         start = next((i for i, item in enumerate(instructions) if item is handler.target), None)
-        cleanup = [item.name for item in instructions[start:start + 4] if isinstance(item, Instr)][:2]
-        if cleanup != ["PUSH_EXC_INFO", "WITH_EXCEPT_START"] or handler.depth > len(self.stack):
+        cleanup = tuple(item.name for item in instructions[start:start + 4] if isinstance(item, Instr))[:2]
+        if cleanup != WITH_CLEANUP or handler.depth > len(self.stack):
             return False
         exit_method = self.stack[handler.depth - 1]
         manager = getattr(getattr(exit_method, "value", None), "__self__", None)
