@@ -4,7 +4,8 @@ guards and resume functions."""
 
 from .allowed import allow_in_graph
 from .breaks import BreakReason, graph_break
-from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
+from .assemble import assemble
+from .bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, decode
 from .convert import reset
 from .entry import compile, disable, optimize
 from .explain import ExplainOutput, explain

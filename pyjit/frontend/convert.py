@@ -46,10 +46,12 @@ from .. import _C, config, trace
 from ..exc import BackendCompilerFailed, Unsupported
 from ..utils import counters
 from .breaks import Break, BreakReason
-from .bytecode import Instr, assemble, call_instructions
+from .assemble import assemble
+from .bytecode import Instr, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
-from .output import Output, build, disassembly, prologue
+from .emit import disassembly, prologue
+from .output import Output, build
 from .policy import PYJIT_DIR, is_skipped_file
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break

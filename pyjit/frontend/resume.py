@@ -63,12 +63,13 @@ from collections import Counter
 from typing import Callable
 
 from .breaks import Break
-from .bytecode import (Instr, Label, assemble, call_instructions, decoded, locals_read_after, make_function, name_arg,
+from .assemble import assemble
+from .bytecode import (Instr, Label, call_instructions, decoded, locals_read_after, make_function, name_arg,
                        reachable_from)
 from .codemap import CodeMap
 from .opcodes import ON_BREAK
-from .output import Output, graph_call, iterates_a_list, prologue, rebuild, rebuild_iterable
-from .side_effects import TEMP as _TEMP
+from .emit import TEMP, iterates_a_list, prologue, rebuild, rebuild_iterable
+from .output import Output, graph_call
 from .values import NULL, CallableValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
 _STACK = "__pyjit_stack{}"
@@ -131,12 +132,12 @@ def build_break(tracer, compiler: Callable) -> Output:
         if id(value) not in temps:
             push = (rebuild_iterable(value, outputs, tracer.code, loc, temps) if id(value) in iterated
                     else _push(value, outputs, tracer.code, loc, temps))
-            temps[id(value)] = _TEMP.format(len(temps))
+            temps[id(value)] = TEMP.format(len(temps))
             body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
     body += effects.replay(tracer, outputs, temps, [], loc)
     redo = [instr for value in operands for instr in (
         [Instr("PUSH_NULL", loc=loc)] if value is NULL else _load(value, temps, outputs, tracer.code, loc))]
-    results = [_TEMP.format(len(temps) + i) for i in range(sum(produced))]
+    results = [TEMP.format(len(temps) + i) for i in range(sum(produced))]
     redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
     if instr.handler is not None:  # a break inside the body the graph ran under
         redo = _under(handler, tracer.capture.graph_handler_stack, redo, loc, tracer.code)

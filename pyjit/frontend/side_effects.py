@@ -68,13 +68,12 @@ from typing import Any, Callable
 from .. import config
 from ..graph import SymInt
 from .breaks import Break
-from .bytecode import Instr, call_instructions, name_arg
-from .output import rebuild
+from .bytecode import Instr
+from .emit import materialise, rebuild, replay_effect
 from .sources import Source
 from .values import (MEMBER, NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue,
                      ModuleValue, ObjectValue, SequenceValue, Value, contents, describe, python_value, reaches)
 
-TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code (resume.py names its own the same way)
 # Dict keys the interpreter models: hashed and compared in C, so no user code runs.
 _KEY_TYPES = (int, float, complex, str, bytes, bool, type(None))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
@@ -153,7 +152,7 @@ class SideEffects:
             return []
         body = materialise([*kept, *self.values()], outputs, tracer.code, loc, temps)
         for effect in effects:
-            body += _replay(effect, lambda value: rebuild(value, outputs, tracer.code, effect.loc, temps))
+            body += replay_effect(effect, lambda value: rebuild(value, outputs, tracer.code, effect.loc, temps))
         return body
 
     # -- wrapping (NOTE(guard-policy)) -------------------------------------------------------------
@@ -617,8 +616,6 @@ def _rebuildable(value: Value) -> bool:
     return False
 
 
-
-
 def _has_symbol(constant: Any) -> bool:
     if type(constant) in (tuple, list):
         return any(map(_has_symbol, constant))
@@ -754,44 +751,3 @@ def _globals_of(tracer) -> dict:
     """The globals the tracer's STORE_GLOBAL and LOAD_GLOBAL use: an inlined function's own."""
     function = getattr(tracer, "function", None)  # an InlineTracer's callee (NOTE(inlining))
     return function.__globals__ if function is not None else tracer.capture.frame.f_globals
-
-
-# -- the transformed code --------------------------------------------------------------------------
-def materialise(values: list[Value], outputs: list, code, loc, temps: dict[int, str]) -> list[Instr]:
-    """Instructions storing each of `values`, and the lists, dicts and sourced values
-    inside them, in a temporary (recorded in `temps`: id(value) -> name) once; arrays the
-    graph computed stay in its result."""
-    body: list[Instr] = []
-    for value in values:
-        if value is NULL or id(value) in temps:
-            continue
-        body += materialise(contents(value), outputs, code, loc, temps)
-        if value.source is None and (isinstance(value, ArrayValue) or _shared_by_value(value)):
-            continue  # rebuilt where used: its items, if any, are in temporaries
-        body += rebuild(value, outputs, code, loc, temps)
-        temps[id(value)] = TEMP.format(len(temps))
-        body.append(Instr("STORE_FAST", temps[id(value)], loc=loc))
-    return body
-
-
-def _shared_by_value(value: Value) -> bool:
-    """A tuple or an immutable constant: no one can tell two copies apart by changing one."""
-    if isinstance(value, SequenceValue):
-        return value.kind is tuple
-    return isinstance(value, ConstantValue) and type(value.value) not in (list, dict, set, bytearray)
-
-
-def _replay(effect: Effect, push: Callable[[Value], list[Instr]]) -> list[Instr]:
-    loc = effect.loc
-    values = [push(value) for value in effect.values]
-    if effect.kind == "store_attr":
-        return values[0] + push(effect.target) + [Instr("STORE_ATTR", effect.name, loc=loc)]
-    if effect.kind == "store_global":
-        return values[0] + [Instr("STORE_GLOBAL", effect.name, loc=loc)]
-    key = [Instr("LOAD_CONST", effect.name, loc=loc)]
-    if effect.kind == "store_item":
-        return values[0] + push(effect.target) + key + [Instr("STORE_SUBSCR", loc=loc)]
-    if effect.kind == "delete_item":
-        return push(effect.target) + key + [Instr("DELETE_SUBSCR", loc=loc)]
-    method = push(effect.target) + [Instr("LOAD_ATTR", name_arg(effect.name, "LOAD_ATTR"), loc=loc)]
-    return call_instructions(method, values, loc) + [Instr("POP_TOP", loc=loc)]

@@ -3,9 +3,9 @@
 NOTE(sources): every value the symbolic interpreter reads from outside the frame's own
 computation knows its source: an argument slot, a global, a builtin, a closure cell,
 or an attribute or item of one of those (an inlined callee's defaults are attribute
-and item sources: `helper.__defaults__[1]`). Guards are checks on sources (pyjit/frontend/guards.py), and the kinds here are
-exactly the source kinds of `_C.GuardProgram`, so each becomes one entry of a guard
-program (`guard_entry`). Sources are immutable and hashable (equal sources are the same
+and item sources: `helper.__defaults__[1]`). Guards are checks on sources
+(pyjit/frontend/guards.py), and the kinds here are exactly the source kinds of
+`_C.GuardProgram`, so each becomes one entry of a guard program (`guard_entry`). Sources are immutable and hashable (equal sources are the same
 value of the frame, which is what guard deduplication relies on) and know nothing of
 bytecode: the interpreter maps load instructions to sources itself.
 
