@@ -32,9 +32,9 @@ from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
 from .breaks import Break
+from .containers import build_set
 from .inline import call_special, call_user
 from .policy import protocol_of
-from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
                      ObjectValue, SequenceValue, Value, describe, is_constant, python_value, registry_entry)
 
@@ -385,7 +385,7 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     if fn in (builtins.tuple, builtins.list) and len(args) == 1 and not kwargs \
             and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue, DictValue)):
         return SequenceValue(fn, consume(iterate(tracer, args[0])))
-    if fn is builtins.set:  # never folded: a set is mutable (NOTE(sets) in side_effects.py)
+    if fn is builtins.set:  # never folded: a set is mutable (NOTE(sets) in containers.py)
         if kwargs or len(args) > 1:
             raise Break("unsupported", "set() with these arguments")
         made = build_set([])

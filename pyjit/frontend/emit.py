@@ -75,7 +75,7 @@ def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None
 
 
 def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
-    """NOTE(sets) in side_effects.py: a set built in the frame, made by the calls that made
+    """NOTE(sets) in containers.py: a set built in the frame, made by the calls that made
     it (the leading adds as one BUILD_SET, which adds in turn), so that its table is the
     one Python makes."""
     adds = next((index for index, (name, _) in enumerate(value.history) if name != "add"), len(value.history))

@@ -37,7 +37,7 @@ from .breaks import Break
 from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, attribute_load, call_start, compare_op, is_method_load,
                        replay_call, replay_jump)
 from .calls import binary, call, consume, formatted, inplace_binary, iterate, load_attr, store_array_item, subscript
-from .side_effects import build_dict, build_set
+from .containers import build_dict, build_set
 from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
                      python_value)
 
