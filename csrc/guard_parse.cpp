@@ -91,22 +91,13 @@ bool GuardProgram::parse_sources(PyObject* sources) {
       if (source.index < 0 || !name) return false;
       source.name = name;
       if (source.kind == SourceKind::Local) max_local_slot_ = std::max(max_local_slot_, source.index);
-    } else if (is_kind(kind, "global") || is_kind(kind, "builtin") || is_kind(kind, "kwdefault")) {
-      source.kind = is_kind(kind, "global")    ? SourceKind::Global
-                    : is_kind(kind, "builtin") ? SourceKind::Builtin
-                                               : SourceKind::KwDefault;
+    } else if (is_kind(kind, "global") || is_kind(kind, "builtin")) {
+      source.kind = is_kind(kind, "global") ? SourceKind::Global : SourceKind::Builtin;
       if (!expect_size(item, 2, "(kind, name)") || !(name = as_name(first, "source name"))) {
         return false;
       }
       source.key = Ref::borrow(first);
-      source.name = source.kind == SourceKind::KwDefault
-                        ? std::string("__kwdefaults__[") + repr_of(first) + "]"
-                        : name;
-    } else if (is_kind(kind, "default")) {
-      source.kind = SourceKind::Default;
-      if (!expect_size(item, 2, "(kind, index)")) return false;
-      if ((source.index = as_index(first, -1, "default index")) < 0) return false;
-      source.name = "__defaults__[" + std::to_string(source.index) + "]";
+      source.name = name;
     } else if (is_kind(kind, "attr") || is_kind(kind, "item")) {
       bool attr = is_kind(kind, "attr");
       source.kind = attr ? SourceKind::Attr : SourceKind::Item;

@@ -176,18 +176,6 @@ PyObject* GuardProgram::Evaluation::read(const Source& source) {
       }
       break;
     }
-    case SourceKind::Default: {
-      PyObject* defaults = PyFunction_GET_DEFAULTS(frame_.function);
-      if (defaults && source.index < PyTuple_GET_SIZE(defaults)) {
-        borrowed = PyTuple_GET_ITEM(defaults, source.index);
-      }
-      break;
-    }
-    case SourceKind::KwDefault: {
-      PyObject* defaults = PyFunction_GET_KW_DEFAULTS(frame_.function);
-      borrowed = defaults ? PyDict_GetItemWithError(defaults, source.key.get()) : nullptr;
-      break;
-    }
     case SourceKind::Attr: {
       PyObject* parent = value(source.parent);
       return parent ? PyObject_GetAttr(parent, source.key.get()) : nullptr;

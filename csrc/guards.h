@@ -22,13 +22,13 @@ struct FrameView {
   PyFunctionObject* function;
 };
 
-enum class SourceKind { Local, Global, Builtin, Closure, Default, KwDefault, Attr, Item };
+enum class SourceKind { Local, Global, Builtin, Closure, Attr, Item };
 
 struct Source {
   SourceKind kind;
   int parent = -1;      // Attr, Item: index of the source read from
-  Py_ssize_t index = 0; // Local slot, Closure cell, Default position
-  Ref key;              // Global/Builtin/KwDefault/Attr name, Item key
+  Py_ssize_t index = 0; // Local slot, Closure cell
+  Ref key;              // Global/Builtin/Attr name, Item key
   std::string name;     // how messages and guard text spell it
 };
 

@@ -77,8 +77,6 @@ class GuardProgram:
         ("global", name)          frame globals[name]
         ("builtin", name)         frame builtins[name]
         ("closure", index, name)  contents of the function's closure cell `index`
-        ("default", index)        the function's __defaults__[index]
-        ("kwdefault", name)       the function's __kwdefaults__[name]
         ("attr", parent, name)    getattr(sources[parent], name)
         ("item", parent, key)     sources[parent][key]
     A source that cannot be read (missing attribute, key, global) fails the guard.

@@ -122,3 +122,59 @@ def test_checker_allows(path, source):
 def test_checker_catches(path, source):
     (problem,) = layer_violations(path, source)
     assert problem.startswith(path)
+
+
+# -- import circles ---------------------------------------------------------------------------
+def import_edges(relative_path: str, source: str, modules: set[str]) -> set[str]:
+    """The modules among `modules` that the module at `relative_path` imports, at any
+    level of its code (an import inside a function is still an import). `from pkg import
+    name` imports the submodule `pkg.name` when there is one, else `pkg` itself."""
+    module, is_package = module_name(relative_path)
+    edges = set()
+    for node in ast.walk(ast.parse(source, relative_path)):
+        if isinstance(node, ast.Import):
+            edges |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join(package + ([node.module] if node.module else []))
+            edges |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names}
+    return (edges & modules) - {module}
+
+
+def import_circles(sources: dict[str, str]) -> list[list[str]]:
+    """The import circles among modules of one subpackage of pyjit (`sources`: relative
+    path -> text), each as the modules around it, from its smallest name."""
+    modules = {module_name(path)[0]: path for path in sources}
+    graph = {module: {other for other in import_edges(path, sources[path], set(modules))
+                      if subpackage_of(other) == subpackage_of(module) is not None}
+             for module, path in modules.items()}
+    circles = []
+    for start in sorted(graph):
+        # The shortest way back to `start` through modules after it (each circle once).
+        paths, seen = [[start]], {start}
+        while paths and not any(start in graph[path[-1]] for path in paths):
+            paths = [path + [nxt] for path in paths for nxt in sorted(graph[path[-1]])
+                     if nxt > start and nxt not in seen and not seen.add(nxt)]
+        circles += [path for path in paths if start in graph[path[-1]]][:1]
+    return circles
+
+
+def test_no_package_has_an_import_circle():
+    sources = {path.relative_to(PACKAGE_ROOT.parent).as_posix(): path.read_text(encoding="utf-8")
+               for path in sorted(PACKAGE_ROOT.rglob("*.py"))}
+    assert [" -> ".join(circle + circle[:1]) for circle in import_circles(sources)] == []
+
+
+def test_the_circle_checker_sees_imports_inside_functions():
+    sources = {"pyjit/frontend/__init__.py": "from .a import f\n",
+               "pyjit/frontend/a.py": "from .b import g\n",
+               "pyjit/frontend/b.py": "def g():\n    from . import a\n",
+               "pyjit/frontend/c.py": "from .a import f\nfrom ..graph import Graph\n",
+               "pyjit/graph/__init__.py": "from ..frontend import c\n"}
+    assert import_circles(sources) == [["pyjit.frontend.a", "pyjit.frontend.b"]]
+    # Through another package it is the layering's concern (a later layer imported).
+    sources["pyjit/frontend/b.py"] = "def g():\n    from ..graph import Graph\n"
+    assert import_circles(sources) == []

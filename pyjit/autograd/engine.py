@@ -13,7 +13,8 @@ NOTE(engine): `run` takes root edges (node, output_nr) with their gradients and
      (NOTE(saved-values) in nodes.py).
 A node that received no gradient at all passes none on without running. Leaves are
 reached through their AccumulateGrad nodes, which add to `.grad` in backward() and
-only capture in grad().
+only capture in grad(). The engine sits below Tensor, whose `backward` runs it
+(NOTE(tensor-class) in nodes.py).
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ import numpy as np
 
 from ..ops import REGISTRY
 from .grad_mode import no_grad
-from .nodes import AccumulateGrad, Node
-from .tensor import Tensor, as_array
+from .nodes import AccumulateGrad, Node, tensor_type
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -44,9 +44,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to
     `inputs`, returned instead of accumulated into `.grad`; None for an input that
     the outputs do not depend on, when `allow_unused`."""
+    tensor_class, _ = tensor_type()
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for index, tensor in enumerate(inputs):
-        if not isinstance(tensor, Tensor) or not tensor.requires_grad:
+        if not isinstance(tensor, tensor_class) or not tensor.requires_grad:
             raise RuntimeError(f"element {index} of the differentiated tensors does not require grad")
     roots, grads = _roots(outputs, grad_outputs, create_graph)
     with no_grad():
@@ -57,7 +58,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         if value is None and not allow_unused:
             raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                "Set allow_unused=True if this is the desired behavior.")
-        results.append(None if value is None else Tensor(value))
+        results.append(None if value is None else tensor_class(value))
     return tuple(results)
 
 
@@ -81,14 +82,14 @@ def _execute(roots: list, grads: list, retain_graph: bool, inputs: list | None):
 
 
 def _as_tuple(value) -> tuple:
-    return (value,) if isinstance(value, Tensor) else tuple(value)
+    return (value,) if isinstance(value, tensor_type()[0]) else tuple(value)
 
 
 def _roots(tensors: tuple, grad_tensors, create_graph: bool) -> tuple[list, list]:
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported: the tape runs its "
                                   "VJPs on arrays")
-    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+    if grad_tensors is None or isinstance(grad_tensors, tensor_type()[0]):
         grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
@@ -102,19 +103,19 @@ def _roots(tensors: tuple, grad_tensors, create_graph: bool) -> tuple[list, list
     return roots, grads
 
 
-def _root_gradient(tensor: Tensor, gradient, index: int):
+def _root_gradient(tensor, gradient, index: int):
     if gradient is None:
         if tensor.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         return REGISTRY["ones_like"](tensor.array)  # a registry op: it records under make_fx (NOTE(make-fx))
-    array = as_array(gradient, dtype=tensor.dtype, device=tensor.device)
+    array = tensor_type()[1](gradient, dtype=tensor.dtype, device=tensor.device)
     if array.shape != tensor.shape:
         raise RuntimeError(f"Mismatch in shape: grad_output[{index}] has a shape of {array.shape} and "
                            f"output[{index}] has a shape of {tensor.shape}.")
     return array
 
 
-def graph_nodes(*tensors: Tensor) -> list[Node]:
+def graph_nodes(*tensors) -> list[Node]:
     """The nodes behind `tensors`, in the order backward would run them (each after
     every node that sends it a gradient): the tape as compiled autograd sees it."""
     roots = [tensor._gradient_edge()[0] for tensor in tensors]
@@ -261,13 +262,13 @@ def _run_pre_hooks(node: Node, buffer: list) -> list:
 def call_hook(hook, gradient):
     """`hook(gradient)` on a tensor hook's terms: the gradient it returns (same shape, cast
     to the gradient's dtype), or `gradient` when it returns None."""
-    return _replaced(hook, gradient, hook(Tensor(gradient)))
+    return _replaced(hook, gradient, hook(tensor_type()[0](gradient)))
 
 
 def _replaced(hook, gradient, result):
     if result is None:
         return gradient
-    replaced = as_array(result, dtype=gradient.dtype)
+    replaced = tensor_type()[1](result, dtype=gradient.dtype)
     if replaced.shape != np.shape(gradient):
         raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
                            f"from {np.shape(gradient)} to {replaced.shape}")
@@ -277,8 +278,9 @@ def _replaced(hook, gradient, result):
 def call_post_hook(hook, grad_inputs: list, grad_outputs: list) -> list:
     """A node's post hook on the gradients it sends on and those it received: the
     gradients it returns (as call_hook checks them), or `grad_inputs` when it returns None."""
-    result = hook(tuple(None if gradient is None else Tensor(gradient) for gradient in grad_inputs),
-                  tuple(None if gradient is None else Tensor(gradient) for gradient in grad_outputs))
+    tensor_class, as_array = tensor_type()
+    result = hook(tuple(None if gradient is None else tensor_class(gradient) for gradient in grad_inputs),
+                  tuple(None if gradient is None else tensor_class(gradient) for gradient in grad_outputs))
     if result is None:
         return grad_inputs
     result = tuple(result) if isinstance(result, (tuple, list)) else (result,)

@@ -55,6 +55,24 @@ FREED_MESSAGE = (
     "if you need to access saved tensors after calling backward.")
 
 
+# NOTE(tensor-class): nodes and the engine compute on arrays and sit below Tensor (a
+# tensor's grad_fn is a node, and Tensor.backward runs the engine), yet hand tensors to
+# the user: a node's `saved_tensors`, a hook's argument, grad()'s results. tensor.py
+# registers its class and its array conversion here as it defines them
+# (`register_tensor_type`), so no module of the package imports one above it.
+_tensor_type: list = []
+
+
+def register_tensor_type(cls: type, as_array) -> None:
+    """Name the Tensor class and its `as_array` (NOTE(tensor-class)); tensor.py calls it once."""
+    _tensor_type[:] = [cls, as_array]
+
+
+def tensor_type() -> tuple:
+    """(Tensor, as_array), as tensor.py registered them (NOTE(tensor-class))."""
+    return tuple(_tensor_type)
+
+
 @functools.lru_cache(maxsize=None)  # compiled autograd asks every node's name at every backward
 def backward_name(op_name: str) -> str:
     camel = BACKWARD_NAMES.get(op_name) or "".join(part.capitalize() for part in op_name.split("_"))
@@ -179,13 +197,12 @@ class Node:
 
     @property
     def saved_tensors(self) -> tuple:
-        from .tensor import Tensor  # nodes sit below tensors: a tensor's grad_fn is a node
-
+        tensor, _ = tensor_type()
         values = [value for _, value in self.saved_values()]
         for value in values:
             if isinstance(value, UnusableValue):
                 raise RuntimeError(value.message)
-        return tuple(value if isinstance(value, Tensor) else Tensor(value) for value in values)
+        return tuple(value if isinstance(value, tensor) else tensor(value) for value in values)
 
     @property
     def saved_sizes(self) -> tuple[tuple, ...]:

@@ -36,8 +36,9 @@ from ..ops.views import is_basic
 from ..utils import counters
 from .device import array_module, cupy_module, device_of, is_traced, normalize_device, to_device
 from .grad_mode import is_grad_enabled
+from . import engine
 from .methods import TensorMethods, numpy_entry
-from .nodes import AccumulateGrad, OpNode, Saved, VersionCounter, add_hook
+from .nodes import AccumulateGrad, OpNode, Saved, VersionCounter, add_hook, register_tensor_type
 
 DEFAULT_FLOAT = np.dtype(np.float32)  # what Python floats become, as in PyTorch
 DEFAULT_COMPLEX = np.dtype(np.complex64)
@@ -280,8 +281,6 @@ class Tensor(TensorMethods):
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         """Accumulate the gradient of this tensor into the leaves' `.grad`
         (`gradient`: d(something)/d(self), needed unless this is a single element)."""
-        from . import engine  # the engine works on tensors: it sits above this module
-
         engine.backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
 
     # -- conversion -------------------------------------------------------------------------
@@ -572,6 +571,9 @@ class Tensor(TensorMethods):
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({', '.join([body, *extras])})"
+
+
+register_tensor_type(Tensor, as_array)  # NOTE(tensor-class)
 
 
 def _initialize(tensor: Tensor, array, requires_grad: bool = False) -> None:

@@ -62,3 +62,7 @@ class Break(Exception):
 
     def reason(self, where: SourceLoc | None) -> BreakReason:
         return BreakReason(self.kind, self.where or where, self.explanation, self.hint)
+
+
+def graph_break() -> None:
+    """Break the graph here (NOTE(break-reasons)); outside captured code it does nothing."""

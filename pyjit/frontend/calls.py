@@ -32,7 +32,9 @@ from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
 from .breaks import Break
-from .side_effects import build_set
+from .containers import build_set
+from .inline import call_special, call_user
+from .policy import protocol_of
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
                      ObjectValue, SequenceValue, Value, describe, is_constant, python_value, registry_entry)
 
@@ -116,7 +118,7 @@ def _tensor_attr(tracer, tensor: ArrayValue, name: str) -> Value:
     if name == "device":
         return ConstantValue("cpu")  # the input guards check that every array is NumPy's
     if name == "requires_grad" and tensor.source is not None:
-        example = next(example for source, example, _ in tracer.root.inputs if source == tensor.source)
+        example = next(example for source, example, _ in tracer.capture.inputs if source == tensor.source)
         return ConstantValue(example.requires_grad)  # the tensor guard checks it
     if name in TENSOR_METHODS or (not name.startswith("_") and callable(getattr(Tensor, name, None))):
         return CallableValue("method", name, self=tensor)  # NOTE(method-breaks)
@@ -139,8 +141,6 @@ def _object_attr(tracer, obj: ObjectValue, name: str, source) -> Value:
     attribute that is no descriptor, a method (inlined when called, NOTE(inlining)), or
     what the class's declared `__getattr__` protocol finds. Properties and other
     descriptors would run code."""
-    from .inline import protocol_of
-
     value, kind = obj.value, type(obj.value)
     protocol = protocol_of(kind, "__getattr__")
     if kind.__getattribute__ is not object.__getattribute__ \
@@ -222,14 +222,26 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         result = tracer.call_op(allowed, tuple(args), kwargs)
         result.tensor = result.tensor or makes_tensors(allowed)
         return result
-    from .inline import call_user
-
+    declared = _declared_call(fn)
+    if declared is not None:  # NOTE(inlining): the method a class declares its calls run
+        return call(tracer, load_attr(tracer, fn, declared), args, kwargs)
     inlined = call_user(tracer, fn, args, kwargs)
     if inlined is not None:
         return inlined
     raise Break("unsupported", f"a call to {describe(fn)} is not captured",
                 hint="captured calls are NumPy functions in pyjit's op registry (docs/ops.md), ndarray methods, "
                      "a few builtins, and Python functions with source (inlined); this call runs in Python")
+
+
+def _declared_call(fn: Value) -> str | None:
+    """The method `inline_protocol` says a call of `fn`, an instance, runs."""
+    if not isinstance(fn, ObjectValue) or fn.source is None:
+        return None
+    kind = type(fn.value)
+    if kind is types.FunctionType or issubclass(kind, type):
+        return None
+    protocol = protocol_of(kind, "__call__")
+    return protocol.call if protocol is not None else None
 
 
 def _call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -373,7 +385,7 @@ def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Va
     if fn in (builtins.tuple, builtins.list) and len(args) == 1 and not kwargs \
             and isinstance(args[0], (SequenceValue, IteratorValue, ArrayValue, DictValue)):
         return SequenceValue(fn, consume(iterate(tracer, args[0])))
-    if fn is builtins.set:  # never folded: a set is mutable (NOTE(sets) in side_effects.py)
+    if fn is builtins.set:  # never folded: a set is mutable (NOTE(sets) in containers.py)
         if kwargs or len(args) > 1:
             raise Break("unsupported", "set() with these arguments")
         made = build_set([])
@@ -478,8 +490,6 @@ def iterate(tracer, value: Value) -> IteratorValue:
     if isinstance(value, ArrayValue):
         return IteratorValue(_rows(tracer, value), exact=False)
     if isinstance(value, ObjectValue):
-        from .inline import call_special
-
         iterator = call_special(tracer, value, "__iter__")  # a class's own, traced like any call
         if iterator is not None:
             return iterate(tracer, iterator)
@@ -621,7 +631,7 @@ def _array_type(tracer, value: ArrayValue) -> type:
     """The exact type of what an array value holds: an input's own (guarded), otherwise
     what the ops give (a Tensor when a Tensor went in, NOTE(tensor-capture))."""
     if value.source is not None:
-        return type(next(example for source, example, _ in tracer.root.inputs if source == value.source))
+        return type(next(example for source, example, _ in tracer.capture.inputs if source == value.source))
     return Tensor if value.tensor else np.ndarray
 
 

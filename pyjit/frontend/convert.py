@@ -35,36 +35,29 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import sysconfig
 import threading
 import time
 import traceback
 import warnings
-from pathlib import Path
 from typing import Callable
-
-import numpy as np
 
 from .. import _C, config, trace
 from ..exc import BackendCompilerFailed, Unsupported
 from ..utils import counters
 from .breaks import Break, BreakReason
-from .bytecode import Instr, assemble, call_instructions
+from .assemble import assemble
+from .bytecode import Instr, call_instructions
 from .guards import changed_dims
 from .interpreter import Tracer
-from .output import Output, build, disassembly, prologue
+from .emit import disassembly, prologue
+from .output import Output, build
+from .policy import PYJIT_DIR, is_skipped_file
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break
 from .verify import verified
 
 _logs = {name: logging.getLogger(f"pyjit.{name}") for name in
          ("graph_code", "graph_breaks", "guards", "recompiles", "recompiles_verbose", "bytecode", "dynamic")}
-_PYJIT_DIR = os.path.join(str(Path(__file__).resolve().parents[1]), "")
-_SKIPPED_DIRS = tuple(os.path.join(path, "") for path in {
-    _PYJIT_DIR, os.path.dirname(np.__file__),
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
-_SKIPPED_PREFIXES = ("<frozen", "<pyjit")
 # One compile at a time: two threads missing on one code would otherwise both add entries.
 _lock = threading.RLock()
 
@@ -90,10 +83,6 @@ def reset() -> None:
     """Forget the recompile policy's memory (dynamic dimensions, warnings); pyjit.reset()
     calls it with `_C.reset()`."""
     _states.clear()
-
-
-def is_skipped_file(filename: str) -> bool:
-    return filename.startswith(_SKIPPED_DIRS) or filename.startswith(_SKIPPED_PREFIXES)
 
 
 class Converter:
@@ -177,7 +166,7 @@ class Converter:
 
     def _capture(self, frame, dynamic_dims, dynamic):
         """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
-        break that cannot be resumed gives no output and `tracer.unresumable` says why."""
+        break that cannot be resumed gives no output and `tracer.capture.unresumable` says why."""
         tracer = Tracer(frame, dynamic_dims, dynamic)
         try:
             tracer.run()
@@ -188,12 +177,13 @@ class Converter:
             # FrameInfo and the user's arguments, in a cycle until the next collection.
             stop = stop.with_traceback(None)
             if stop.kind == "user_error" or self.fullgraph:
-                tracer.unresumable = "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
+                tracer.capture.unresumable = \
+                    "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"
                 return tracer, None, stop
             try:
                 return tracer, build_break(tracer, self._compile_graph), stop
             except Break as why:
-                tracer.unresumable = why.explanation
+                tracer.capture.unresumable = why.explanation
                 return tracer, None, stop
             except _CompilerFailed as failure:
                 return tracer, self._failing(tracer, failure.__cause__), None
@@ -202,7 +192,7 @@ class Converter:
         try:
             return tracer, build(tracer, self._compile_graph), None
         except Break as stop:
-            tracer.unresumable = "the transformed code cannot rebuild its result"
+            tracer.capture.unresumable = "the transformed code cannot rebuild its result"
             return tracer, None, stop.with_traceback(None)
         except _CompilerFailed as failure:
             return tracer, self._failing(tracer, failure.__cause__), None
@@ -221,7 +211,7 @@ class Converter:
         backend's exception) at the line of the graph's first op, for every call its guards
         accept, rather than the error being printed and the code run eagerly."""
         name = _compiler_name(self.compiler)
-        instr = tracer.first_op_instr or tracer.instr
+        instr = tracer.capture.first_op_instr or tracer.instr
         where = f"{tracer.code.co_filename}:{instr.loc.lineno}" if instr is not None and instr.loc else "?"
         message = f"backend {name!r} raised {type(error).__name__}: {error}\n  while compiling the graph at {where}"
         message += _internal(traceback.format_exception(error))
@@ -270,7 +260,7 @@ class Converter:
         tracer.guards.compiler(self.compiler, f"the backend is {_compiler_name(self.compiler)}")
 
     def _no_capture(self, frame, tracer: Tracer):
-        if not tracer.inputs and frame.f_code is not self.top_code:
+        if not tracer.capture.inputs and frame.f_code is not self.top_code:
             return _C.SKIP
         return tracer.guards.compile(frame), assemble(tracer.bytecode)
 
@@ -278,8 +268,7 @@ class Converter:
         counters["graph_break"][reason.explanation] += 1
         if self.observer is not None:
             self.observer.on_break(reason)
-        how = (f"the frame runs as it is: {tracer.unresumable}" if tracer.unresumable is not None
-               else "split before it; it runs in Python" if tracer.split else "resumed")
+        how = tracer.capture.break_outcome()
         _logs["graph_breaks"].debug("Graph break (%s) in %s (%s): %s", reason.kind, code.co_qualname, how, reason)
         trace.emit("graph_break", kind=reason.kind, explanation=reason.explanation, hint=reason.hint, how=how,
                    where=str(reason.where) if reason.where else None,
@@ -309,7 +298,7 @@ def _outcome(answer) -> str:
 def _trace_frame(code) -> None:
     """The `frame` event: the code about to be compiled and the user's stack that called it."""
     stack = [{"file": entry.filename, "line": entry.lineno, "name": entry.name, "text": entry.line or ""}
-             for entry in traceback.extract_stack() if not entry.filename.startswith(_PYJIT_DIR)]
+             for entry in traceback.extract_stack() if not entry.filename.startswith(PYJIT_DIR)]
     stack.append({"file": code.co_filename, "line": code.co_firstlineno, "name": code.co_qualname, "text": ""})
     trace.emit("frame", name=code.co_qualname, file=code.co_filename, line=code.co_firstlineno, stack=stack)
 

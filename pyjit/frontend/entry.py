@@ -1,5 +1,5 @@
 """The frontend's entry points: compile a function, capture every frame of a block,
-leave a function alone, break the graph on purpose.
+leave a function alone (`graph_break`, which breaks the graph on purpose, is in breaks.py).
 
 The public `pyjit.compile` and `pyjit.optimize` look the backend up (the frontend never
 imports pyjit.backends) and hand its compiler function here.
@@ -83,10 +83,6 @@ def disable(fn: Callable | None = None):
     wrapper = functools.update_wrapper(_C.CompiledFunction(fn, None), fn)
     wrapper._pyjit_rebuild = disable
     return wrapper
-
-
-def graph_break() -> None:
-    """Break the graph here (NOTE(break-reasons)); outside captured code it does nothing."""
 
 
 def _reduce(compiled):

@@ -84,7 +84,7 @@ def _refusal(tracer, target: ArrayValue, other: Value, assignment: bool, stored_
     if not array.flags.writeable:
         tracer.guards.writeable(target.source, False)  # the entry for writeable ones stays first
         return "a read-only input (NumPy raises)"
-    for source, other_example, _ in tracer.root.inputs:
+    for source, other_example, _ in tracer.capture.inputs:
         if source != target.source and np.may_share_memory(array, _array_of(other_example)):
             return f"an input that shares memory with another input ({source})"
     return None
@@ -97,7 +97,7 @@ def write(tracer, target: ArrayValue, result: ArrayValue) -> ArrayValue:
         result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(target.node.meta.dtype)), {})
     target.node = result.node
     if target.source is not None:
-        tracer.root.written.setdefault(target.source, target)
+        tracer.capture.written.setdefault(target.source, target)
         tracer.guards.written(target.source)
     return target
 
@@ -116,14 +116,14 @@ def check_fits(meta, target: ArrayValue, what: str) -> None:
 def check_new_input(tracer, source, example) -> None:
     """Break where a new input shares memory with an input the graph writes back."""
     array = _array_of(example)
-    for written, value in tracer.root.written.items():
+    for written, value in tracer.capture.written.items():
         if np.may_share_memory(array, _array_of(input_example(tracer, value))):
             raise Break("unsupported", f"{source} shares memory with {written}, which the graph updates in place",
                         hint=HINT)
 
 
 def input_example(tracer, value: ArrayValue):
-    return next(example for source, example, _ in tracer.root.inputs if source == value.source)
+    return next(example for source, example, _ in tracer.capture.inputs if source == value.source)
 
 
 def write_back(target, value) -> None:
@@ -181,7 +181,7 @@ def _may_require_grad(tracer, value: Value) -> bool:
         return any(_may_require_grad(tracer, item) for item in value.items)
     if not isinstance(value, ArrayValue):
         return False
-    requiring = {node for _, example, node in tracer.root.inputs
+    requiring = {node for _, example, node in tracer.capture.inputs
                  if isinstance(example, Tensor) and example.requires_grad}
     return value.node.depends_on(requiring)
 

@@ -15,6 +15,7 @@ the transformed code.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import types
@@ -22,15 +23,17 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..autograd import Tensor, no_grad
 from ..graph import Graph, Node, TensorMeta
 from ..ops.registry import Composite, Op
 from ..source import SourceLoc
-from .breaks import Break
+from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
 from .functionalise import check_new_input
 from .guards import GuardSet
-from .opcodes import HANDLERS, unhandled_reason
+from .opcodes import COMPREHENSION_CLEANUP, HANDLERS, WITH_CLEANUP, unhandled_reason
+from .resume import is_split
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
@@ -43,8 +46,20 @@ _SCALARS = (int, float, complex, str, bytes, bool, type(None), slice, range, np.
 _ARRAY_KINDS = frozenset("biufc")
 
 
-class Tracer:
-    """The state of one symbolic run of a frame (NOTE(symbolic-interpreter)).
+class Capture:
+    """What one capture owns, shared by its frame and every call inlined into it.
+
+    NOTE(capture): a capture is one graph with its guards, its inputs (source, example,
+    placeholder), the inputs it writes back (NOTE(functionalisation)), its side effects
+    (NOTE(side-effects)), its instruction budget (NOTE(loop-unrolling)), the `with`
+    handler its graph runs under (NOTE(grad-mode-with)), and how it ended: for a
+    capture that stopped at a break, whether the break was resumed, split before the
+    instruction, or why it was not resumed and the frame runs as it is (`unresumable`);
+    the frame's tracer holds the returned value of one that ran to its return. A `Tracer`
+    is one frame's interpretation (code, stack, locals, the instruction it is at); the
+    frame's tracer and those of the calls inlined into it (NOTE(inlining)) hold the
+    same Capture, so no state is copied between them and what a callee records is the
+    capture's.
 
     `dynamic_dims` is the set of (source, dim) the recompile policy made symbolic;
     `dynamic` is compile's `dynamic=` (None: automatic, True: every size >= 2 symbolic,
@@ -52,57 +67,109 @@ class Tracer:
 
     def __init__(self, frame, dynamic_dims: frozenset = frozenset(), dynamic: bool | None = None):
         self.frame = frame
-        self.code: types.CodeType = frame.f_code
-        self.bytecode = decoded(self.code)
         self.graph = Graph()
         self.guards = GuardSet(frame.f_globals)
         self.dynamic_dims, self.dynamic = dynamic_dims, dynamic
-        self.stack: list[Value] = []
-        self.locals: dict[str, Value] = {}
-        self.kw_names: tuple[str, ...] = ()
         self.inputs: list[tuple[Source, Any, Node]] = []  # graph inputs: source, example, placeholder
-        self._input_of: dict[Source, ArrayValue] = {}
+        self.input_of: dict[Source, ArrayValue] = {}
         self.written: dict[Source, ArrayValue] = {}  # inputs the graph writes back (NOTE(functionalisation))
-        self.loc: SourceLoc | None = None
+        self.side_effects = SideEffects()
         self.first_op_instr: Instr | None = None  # where the transformed code's call points
-        self.instr: Instr | None = None
-        self.index = 0  # of `instr` in `bytecode.instructions`
-        self.stack_before: list[Value] = []  # the stack as `instr` found it (NOTE(resume-functions))
-        self.returned: Value | None = None
+        self.graph_handler = None  # the `with` cleanup the graph runs under (NOTE(grad-mode-with))
+        self.graph_handler_stack: list[Value] = []
+        # A resume function that starts at the instruction its original broke at (a
+        # split) has no budget: the break it repeats was the limit.
+        self.instruction_limit = 0 if is_split(frame.f_code) else config.unroll_limit
+        self.instructions_run = 0
         self.unresumable: str | None = None  # why the break it stopped at was not resumed
         self.split = False  # the break was resumed by splitting the frame before it
-        self.jump_to: Label | None = None
+
+    def break_outcome(self) -> str:
+        """How a capture that stopped at a break ended, in words for the logs."""
+        if self.unresumable is not None:
+            return f"the frame runs as it is: {self.unresumable}"
+        return "split before it; it runs in Python" if self.split else "resumed"
+
+    def checkpoint(self) -> _Mark:
+        return _Mark(len(self.graph.nodes), len(self.inputs), len(self.written), self.first_op_instr,
+                     self.side_effects.checkpoint())
+
+    def rollback(self, mark: _Mark) -> None:
+        """Forget what was recorded since `mark`: ops, graph inputs, side effects (an
+        inlined call that broke, NOTE(inlining)). Guards stay: they only make the entry
+        more specific."""
+        added = {id(node) for node in self.graph.nodes[mark.nodes:]}
+        for source, _, node in self.inputs[mark.inputs:]:
+            added.add(id(node))
+            del self.input_of[source]
+        del self.inputs[mark.inputs:]
+        for source in list(self.written)[mark.written:]:
+            del self.written[source]
+        for node in reversed(list(self.graph.nodes)):
+            if id(node) in added:
+                self.graph.erase(node)
+        self.first_op_instr = mark.first_op_instr
+        self.side_effects.rollback(mark.side_effects)
+
+
+@dataclasses.dataclass
+class _Mark:
+    nodes: int
+    inputs: int
+    written: int
+    first_op_instr: Any
+    side_effects: Any
+
+
+class Tracer:
+    """The interpretation of one frame (NOTE(symbolic-interpreter)): its code, stack,
+    locals and the instruction it is at; what it records goes to its `capture`
+    (NOTE(capture)). `Tracer(frame, ...)` starts the capture of a frame."""
+
+    def __init__(self, frame, dynamic_dims: frozenset = frozenset(), dynamic: bool | None = None):
+        self._start(Capture(frame, dynamic_dims, dynamic), frame.f_code)
         slots = self.code.co_argcount + self.code.co_kwonlyargcount
         slots += bool(self.code.co_flags & 0x04) + bool(self.code.co_flags & 0x08)  # *args, **kwargs
         self.arguments = {name: slot for slot, name in enumerate(self.code.co_varnames[:slots])}
         self.depth = 0  # of inlined calls (NOTE(inlining))
-        self.graph_handler = None  # the `with` cleanup the graph runs under (NOTE(grad-mode-with))
-        self.graph_handler_stack: list[Value] = []
-        self.side_effects = SideEffects()  # shared with inlined calls (NOTE(side-effects))
+
+    def _start(self, capture: Capture, code: types.CodeType) -> None:
+        self.capture = capture
+        self.code = code
+        self.bytecode = decoded(code)
+        self.stack: list[Value] = []
+        self.locals: dict[str, Value] = {}
+        self.kw_names: tuple[str, ...] = ()
+        self.loc: SourceLoc | None = None
+        self.instr: Instr | None = None
+        self.index = 0  # of `instr` in `bytecode.instructions`
+        self.stack_before: list[Value] = []  # the stack as `instr` found it (NOTE(resume-functions))
+        self.returned: Value | None = None
+        self.jump_to: Label | None = None
+
+    # Every handler records into these: short for `tracer.capture.<name>`.
+    graph = property(lambda self: self.capture.graph)
+    guards = property(lambda self: self.capture.guards)
+    side_effects = property(lambda self: self.capture.side_effects)
 
     # -- the walk ---------------------------------------------------------------------------
     def run(self) -> Value:
         """Interpret until RETURN; raises Break where the code cannot be captured. A jump
         handler sets `jump_to` (a label). Loops are unrolled (NOTE(loop-unrolling)): each
-        instruction interpreted counts in `root.instructions_run` (inlined calls share
-        their frame's count), and a backward jump past `config.unroll_limit` is a break,
-        so the walk always ends. A resume function that starts at the instruction its
-        original broke at (a split) has no budget: the break it repeats was the limit."""
-        from .. import config
-        from .resume import is_split
-
+        instruction interpreted counts in the capture's `instructions_run` (inlined calls
+        share their frame's count), and a backward jump past `config.unroll_limit` is a break,
+        so the walk always ends."""
         instructions = self.bytecode.instructions
         label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
-        root = self.root
-        limit = 0 if is_split(root.code) else config.unroll_limit
-        root.__dict__.setdefault("instructions_run", 0)
+        capture = self.capture
+        limit = capture.instruction_limit
         index = 0
         while index < len(instructions):
             instr = instructions[index]
             index += 1
             if isinstance(instr, Label):
                 continue
-            root.instructions_run += 1
+            capture.instructions_run += 1
             self.instr, self.index, self.stack_before = instr, index - 1, list(self.stack)
             if instr.loc is not None and instr.loc.lineno is not None:
                 self.loc = SourceLoc(self.code.co_filename, instr.loc.lineno)
@@ -114,7 +181,7 @@ class Tracer:
                 return self.returned
             if self.jump_to is not None:
                 target, self.jump_to = label_at[id(self.jump_to)], None
-                if target < index and root.instructions_run > limit:
+                if target < index and capture.instructions_run > limit:
                     raise Break("unsupported", f"loop unrolled beyond config.unroll_limit ({limit} instructions)",
                                 hint="the rest of the loop runs in Python; raise pyjit.config.unroll_limit to "
                                      "capture it whole")
@@ -129,6 +196,10 @@ class Tracer:
     def callers(self):
         """The tracers of the calls this one is inlined into, innermost first."""
         return iter(())
+
+    def inlined(self, function: types.FunctionType, source: Source, arguments: dict[str, Value]) -> Tracer:
+        """The tracer of a call of `function` inlined here (NOTE(inlining))."""
+        return InlineTracer(self, function, source, arguments)
 
     def holds(self, value: Value) -> bool:
         """Whether a stack or local of the frames being traced holds `value`, at any depth."""
@@ -154,11 +225,12 @@ class Tracer:
         if handler is not None and self._restores_only(handler):
             handler = None  # NOTE(comprehensions) in opcodes.py
         if handler is None:
-            return self.graph_handler is not None
-        if self.graph_handler is None and not self.graph.calls() and self._exits_quietly(handler):
+            return self.capture.graph_handler is not None
+        capture = self.capture
+        if capture.graph_handler is None and not self.graph.calls() and self._exits_quietly(handler):
             # The stack the handler starts from, as it is while the graph's ops run.
-            self.graph_handler, self.graph_handler_stack = handler, self.stack[:handler.depth]
-        return handler != self.graph_handler
+            capture.graph_handler, capture.graph_handler_stack = handler, self.stack[:handler.depth]
+        return handler != capture.graph_handler
 
     def _restores_only(self, handler) -> bool:
         """Whether `handler` is an inlined comprehension's cleanup (restore the outer
@@ -166,16 +238,17 @@ class Tracer:
         see leaves the frame, so nothing can look at the variable it restores."""
         instructions = self.bytecode.instructions
         start = next(i for i, item in enumerate(instructions) if item is handler.target)
-        cleanup = [item for item in instructions[start + 1:start + 6] if isinstance(item, Instr)]
-        return [instr.name for instr in cleanup] == ["SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE"] \
+        end = start + 1 + len(COMPREHENSION_CLEANUP)
+        cleanup = [item for item in instructions[start + 1:end] if isinstance(item, Instr)]
+        return tuple(instr.name for instr in cleanup) == COMPREHENSION_CLEANUP \
             and all(instr.handler is None for instr in cleanup)
 
     def _exits_quietly(self, handler) -> bool:
         """Whether `handler` is the cleanup of a `with` on a grad-mode switch (NOTE(grad-mode-with))."""
         instructions = self.bytecode.instructions
         start = next((i for i, item in enumerate(instructions) if item is handler.target), None)
-        cleanup = [item.name for item in instructions[start:start + 4] if isinstance(item, Instr)][:2]
-        if cleanup != ["PUSH_EXC_INFO", "WITH_EXCEPT_START"] or handler.depth > len(self.stack):
+        cleanup = tuple(item.name for item in instructions[start:start + 4] if isinstance(item, Instr))[:2]
+        if cleanup != WITH_CLEANUP or handler.depth > len(self.stack):
             return False
         exit_method = self.stack[handler.depth - 1]
         manager = getattr(getattr(exit_method, "value", None), "__self__", None)
@@ -187,8 +260,8 @@ class Tracer:
 
     def note_first_op(self) -> None:
         """The graph call of the transformed code goes where the first op was recorded."""
-        if self.first_op_instr is None:
-            self.first_op_instr = self.instr
+        if self.capture.first_op_instr is None:
+            self.capture.first_op_instr = self.instr
 
     def push(self, value: Value) -> None:
         self.stack.append(value)
@@ -219,21 +292,22 @@ class Tracer:
             slot = self.arguments.get(name)
             if slot is None:
                 raise Break("user_error", f"local variable {name!r} is read before it is assigned")
-            value = self.locals[name] = self.wrap(self.frame.args[slot], LocalSource(slot, name))
+            value = self.locals[name] = self.wrap(self.capture.frame.args[slot], LocalSource(slot, name))
         return value
 
     def load_global(self, name: str) -> Value:
-        if name in self.frame.f_globals:
-            return self.wrap(self.frame.f_globals[name], GlobalSource(name))
-        if name in self.frame.f_builtins:
-            return self.wrap(self.frame.f_builtins[name], BuiltinSource(name))
+        frame = self.capture.frame
+        if name in frame.f_globals:
+            return self.wrap(frame.f_globals[name], GlobalSource(name))
+        if name in frame.f_builtins:
+            return self.wrap(frame.f_builtins[name], BuiltinSource(name))
         raise Break("user_error", f"name {name!r} is not defined")
 
     def load_closure(self, name: str) -> Value:
         if name in self.code.co_freevars:
             index = self.code.co_freevars.index(name)
             try:
-                contents = self.frame.f_func.__closure__[index].cell_contents
+                contents = self.capture.frame.f_func.__closure__[index].cell_contents
             except ValueError:
                 raise Break("user_error", f"free variable {name!r} is read before it is assigned") from None
             return self.wrap(contents, ClosureSource(index, name))
@@ -284,7 +358,7 @@ class Tracer:
         if kind in (Op, Composite):
             self.guards.identity(source, value)
             return CallableValue("op", value, source=source)
-        if _is_graph_break(value):
+        if value is graph_break:
             self.guards.identity(source, value)
             return CallableValue("graph_break", value, source=source)
         if kind in (types.BuiltinMethodType, types.MethodType) \
@@ -322,7 +396,8 @@ class Tracer:
         its arguments gives a Tensor value, whose methods are the Tensor's
         (`x.cos()`, `x.sum(dim=1)`); what reads or changes autograd state runs in Python
         at a break."""
-        known = self._input_of.get(source)
+        capture = self.capture
+        known = capture.input_of.get(source)
         if known is not None:
             return known
         tensor = type(example) is not np.ndarray and not _is_cupy_array(example)
@@ -337,18 +412,19 @@ class Tracer:
             node = self.graph.placeholder(str(source), meta)  # the graph makes it a name
         # Inputs are met as the code reads them; placeholders come first in a graph.
         self.graph.nodes.remove(node)
-        self.graph.nodes.insert(len(self.inputs), node)
+        self.graph.nodes.insert(len(capture.inputs), node)
         if tensor:
             self.guards.tensor(source, example, shape)
             self.guards.grad_mode()
         else:
             self.guards.array(source, example, shape)
-        self.inputs.append((source, example, node))
-        value = self._input_of[source] = ArrayValue(node, source, tensor)
+        capture.inputs.append((source, example, node))
+        value = capture.input_of[source] = ArrayValue(node, source, tensor)
         return value
 
     def _size(self, source: Source, dim: int, size: int):
-        symbolic = self.dynamic if self.dynamic is not None else (source, dim) in self.dynamic_dims
+        capture = self.capture
+        symbolic = capture.dynamic if capture.dynamic is not None else (source, dim) in capture.dynamic_dims
         if symbolic and size >= 2:
             return self.graph.shape_env.create_symbol(size, f"{source}.shape[{dim}]")
         return size
@@ -398,6 +474,67 @@ class Tracer:
         raise Break("unsupported", f"{describe(value)} cannot be an argument of a graph op")
 
 
+class InlineTracer(Tracer):
+    """The trace of one inlined call (NOTE(inlining)): the caller's capture
+    (NOTE(capture)); its own code, stack and locals."""
+
+    def __init__(self, parent: Tracer, function: types.FunctionType, source: Source, arguments: dict[str, Value]):
+        self._start(parent.capture, function.__code__)
+        self.parent, self.function, self.function_source = parent, function, source
+        self.depth = parent.depth + 1
+        self.locals = dict(arguments)
+        self.loc = parent.loc  # until the callee's first positioned instruction
+        self.arguments = {}
+
+    @property
+    def root(self) -> Tracer:
+        return self.parent.root
+
+    def callers(self):
+        tracer = self
+        while tracer is not tracer.root:
+            tracer = tracer.parent
+            yield tracer
+
+    def in_try_block(self) -> bool:
+        # A handler of the callee's code has no place in the transformed code of the frame.
+        return (self.instr is not None and self.instr.handler is not None) or self.parent.in_try_block()
+
+    def load_global(self, name: str) -> Value:
+        namespace = self.function.__globals__
+        frame = self.capture.frame
+        if namespace is frame.f_globals:
+            return super().load_global(name)
+        globals_source = self.function_source.attr("__globals__")
+        if name in namespace:
+            return self.wrap(namespace[name], globals_source.item(name))
+        if self.function.__builtins__ is not frame.f_builtins or name not in self.function.__builtins__:
+            raise Break("user_error", f"name {name!r} is not defined")
+        self.guards.python(globals_source, lambda namespace, name=name: name not in namespace,
+                           f"{name!r} not in {globals_source}")
+        return self.wrap(self.function.__builtins__[name], BuiltinSource(name))
+
+    def load_closure(self, name: str) -> Value:
+        if name not in self.code.co_freevars:
+            return self._local(name)
+        index = self.code.co_freevars.index(name)
+        try:
+            contents = self.function.__closure__[index].cell_contents
+        except ValueError:
+            raise Break("user_error", f"free variable {name!r} is read before it is assigned") from None
+        return self.wrap(contents, self.function_source.attr("__closure__").item(index).attr("cell_contents"))
+
+    def _local(self, name: str) -> Value:
+        value = self.locals.get(name)
+        if value is None:
+            raise Break("user_error", f"local variable {name!r} is read before it is assigned")
+        return value
+
+    def note_first_op(self) -> None:
+        if self.capture.first_op_instr is None:
+            self.capture.first_op_instr = self.root.instr
+
+
 def _holds_tensor(value: Value) -> bool:
     if isinstance(value, ArrayValue):
         return value.tensor
@@ -412,12 +549,6 @@ def _has_node(structure: Any) -> bool:
     if type(structure) is dict:
         return any(map(_has_node, structure.values()))
     return False
-
-
-def _is_graph_break(value: Any) -> bool:
-    from .entry import graph_break
-
-    return value is graph_break
 
 
 def _is_cupy_array(value) -> bool:

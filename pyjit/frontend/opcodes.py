@@ -1,5 +1,5 @@
 """The opcode table: one handler per opcode, and every other opcode with the reason it
-is not handled (yet).
+is not handled (yet); for the opcodes a graph break resumes at, how it is resumed.
 
 NOTE(opcode-table): `@handler("NAME", since=, until=)` registers a handler for the
 running interpreter when its version lies in the range (inclusive, (major, minor)), and
@@ -12,19 +12,32 @@ hook never hands over). `NOT_IN_CODE` lists what never appears in a decoded code
 object. A test requires every opcode of the running interpreter to be in exactly one of
 the three. Handlers never read the Python version: what differs is data in
 pyjit/frontend/bytecode.py (NOTE(bytecode-versions)).
+
+NOTE(break-behaviour): what the graph-break path needs of an opcode is declared where
+its handler is, `on_break=` (`resumes(...)` for one no handler takes, BEFORE_WITH):
+its stack effect (how many items it takes, the layout of what it leaves), the
+instructions that redo it in the transformed code, the indices the code resumes at,
+and where code that runs it as it is starts (a call at its KW_NAMES and PRECALL).
+pyjit/frontend/resume.py reads `ON_BREAK` and nothing else per opcode; an opcode
+without an entry is not redone, and a break there splits the frame before it
+(NOTE(resume-functions)). The exception-handler idioms the interpreter recognises
+(`COMPREHENSION_CLEANUP`, `WITH_CLEANUP`) are declared beside the opcodes they belong
+to. As in CPython's bytecodes.c, each of these is typed once and the tables derive.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import dis
 import sys
 from typing import Callable
 
 from ..ops import REGISTRY
 from .breaks import Break
-from .bytecode import NULL_BEFORE_CALLABLE, compare_op
+from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, attribute_load, call_start, compare_op, is_method_load,
+                       replay_call, replay_jump)
 from .calls import binary, call, consume, formatted, inplace_binary, iterate, load_attr, store_array_item, subscript
-from .side_effects import build_dict, build_set
+from .containers import build_dict, build_set
 from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
                      python_value)
 
@@ -33,20 +46,69 @@ HANDLERS: dict[str, Callable] = {}
 OPCODES = frozenset(name for name, number in dis.opmap.items() if number < 256)
 
 
-def handler(*names: str, since: tuple[int, int] | None = None, until: tuple[int, int] | None = None):
-    """Register the decorated `fn(tracer, instr)` for `names` (NOTE(opcode-table))."""
+def _at(instructions: list, index: int) -> int:
+    return index
+
+
+@dataclasses.dataclass(frozen=True)
+class OnBreak:
+    """How a break at an opcode is resumed (NOTE(break-behaviour)): `effect(instructions,
+    index)` is (items taken, layout left: True a value, False a NULL, the instructions
+    redoing it, the indices the code resumes at); `start(instructions, index)` is where
+    code that runs it as it is starts."""
+
+    effect: Callable[[list, int], tuple[int, tuple[bool, ...], list, list[int]]]
+    start: Callable[[list, int], int] = _at
+
+
+ON_BREAK: dict[str, OnBreak] = {}
+
+
+def _in_version(since: tuple[int, int] | None, until: tuple[int, int] | None) -> bool:
+    version = sys.version_info[:2]
+    return not ((since is not None and version < since) or (until is not None and version > until))
+
+
+def handler(*names: str, since: tuple[int, int] | None = None, until: tuple[int, int] | None = None,
+            on_break: OnBreak | None = None):
+    """Register the decorated `fn(tracer, instr)` for `names` (NOTE(opcode-table)), and
+    how a break at them is resumed (NOTE(break-behaviour))."""
     def register(fn: Callable) -> Callable:
-        version = sys.version_info[:2]
-        if (since is not None and version < since) or (until is not None and version > until):
+        if not _in_version(since, until):
             return fn
         for name in names:
-            if name not in OPCODES:
-                raise ValueError(f"{name} is not an opcode of Python {version[0]}.{version[1]}")
+            _check_opcode(name)
             if name in HANDLERS:
                 raise ValueError(f"{name} has two handlers")
             HANDLERS[name] = fn
+        if on_break is not None:
+            resumes(*names, on_break=on_break)
         return fn
     return register
+
+
+def resumes(*names: str, on_break: OnBreak) -> None:
+    """Declare how a break at `names` is resumed (NOTE(break-behaviour))."""
+    for name in names:
+        _check_opcode(name)
+        ON_BREAK[name] = on_break
+
+
+def _check_opcode(name: str) -> None:
+    if name not in OPCODES:
+        version = sys.version_info[:2]
+        raise ValueError(f"{name} is not an opcode of Python {version[0]}.{version[1]}")
+
+
+def _redone(takes: int, leaves: tuple[bool, ...] = (True,)) -> OnBreak:
+    """A break resumed by running the instruction itself on its operands."""
+    def effect(instructions: list, index: int):
+        instr = instructions[index]
+        return takes, leaves, [Instr(instr.name, instr.arg, loc=instr.loc)], [index + 1]
+    return OnBreak(effect)
+
+
+_UNARY_BREAK, _BINARY_BREAK = _redone(1), _redone(2)
 
 
 # -- locals, constants, the stack ----------------------------------------------------------------
@@ -86,13 +148,18 @@ def _store_load_fast(tracer, instr):
     tracer.push(tracer.load_local(load))
 
 
+# The exception handler of an inlined comprehension: restore the variable, re-raise.
+COMPREHENSION_CLEANUP = ("SWAP", "POP_TOP", "SWAP", "STORE_FAST", "RERAISE")
+
+
 @handler("LOAD_FAST_AND_CLEAR", since=(3, 12))
 def _load_fast_and_clear(tracer, instr):
     """NOTE(comprehensions): an inlined comprehension (3.12+) saves the outer binding of
     its variable on the stack (NULL when it has none) and unbinds it; a STORE_FAST at its
     end puts it back, NULL meaning unbound again (a local whose value is NULL is unbound,
     and is not passed to resume functions). Its exception handler only restores that
-    binding and re-raises, so ops inside it are captured (`Tracer.in_try_block`)."""
+    binding and re-raises (`COMPREHENSION_CLEANUP`), so ops inside it are captured
+    (`Tracer.in_try_block`)."""
     name = instr.arg
     bound = tracer.locals.get(name, NULL if name not in tracer.arguments else None) is not NULL
     tracer.push(tracer.load_local(name) if bound else NULL)
@@ -162,7 +229,18 @@ def _load_global(tracer, instr):
         tracer.push(value)
 
 
-@handler("LOAD_ATTR")
+def _attribute_effect(instructions: list, index: int):
+    """A method load leaves `NULL, bound method` (or the reverse on 3.13), which a CALL
+    takes like `method, self`: the attribute is read plainly."""
+    instr = instructions[index]
+    produced = ((False, True) if NULL_BEFORE_CALLABLE else (True, False)) if is_method_load(instr) else (True,)
+    return 1, produced, [attribute_load(instr)], [index + 1]
+
+
+_ATTRIBUTE_BREAK = OnBreak(_attribute_effect)
+
+
+@handler("LOAD_ATTR", on_break=_ATTRIBUTE_BREAK)
 def _load_attr(tracer, instr):
     name, flags = instr.arg if isinstance(instr.arg, tuple) else (instr.arg, 0)
     value = load_attr(tracer, tracer.pop(), name)
@@ -172,7 +250,7 @@ def _load_attr(tracer, instr):
         tracer.push(value)
 
 
-@handler("LOAD_METHOD", until=(3, 11))
+@handler("LOAD_METHOD", until=(3, 11), on_break=_ATTRIBUTE_BREAK)
 def _load_method(tracer, instr):
     _push_callable(tracer, load_attr(tracer, tracer.pop(), instr.arg))
 
@@ -183,13 +261,30 @@ def _kw_names(tracer, instr):
     tracer.kw_names = instr.arg
 
 
-@handler("CALL")
+def _call_effect(instructions: list, index: int):
+    """The callable, its NULL or self, (3.13's names tuple,) and the arguments."""
+    instr = instructions[index]
+    consumed = instr.arg + 2 + (instr.name == "CALL_KW")
+    replay = replay_call(instructions, index)
+    following = instructions[index + 1]
+    if isinstance(following, Instr) and following.name == "POP_TOP":
+        # A call made for its effect (`d.popitem()` in a loop): its result is dropped at
+        # once, as Python drops it, and the resume function's POP_TOP drops a None; kept
+        # alive as its argument, a `__del__` would run late (after the loop's next test).
+        replay += [Instr("POP_TOP", loc=instr.loc), Instr("LOAD_CONST", None, loc=instr.loc)]
+    return consumed, (True,), replay, [index + 1]
+
+
+_CALL_BREAK = OnBreak(_call_effect, start=call_start)
+
+
+@handler("CALL", on_break=_CALL_BREAK)
 def _call(tracer, instr):
     names, tracer.kw_names = tracer.kw_names, ()
     _call_with(tracer, instr.arg, names)
 
 
-@handler("CALL_KW", since=(3, 13))
+@handler("CALL_KW", since=(3, 13), on_break=_CALL_BREAK)
 def _call_kw(tracer, instr):
     _call_with(tracer, instr.arg, python_value(tracer.pop()))
 
@@ -213,7 +308,7 @@ def _call_with(tracer, count: int, names: tuple[str, ...]) -> None:
 _NB_OPS = [symbol for _, symbol in dis._nb_ops]  # BINARY_OP's oparg indexes this table
 
 
-@handler("BINARY_OP")
+@handler("BINARY_OP", on_break=_BINARY_BREAK)
 def _binary_op(tracer, instr):
     symbol = _NB_OPS[instr.arg]
     right = tracer.pop()
@@ -229,13 +324,13 @@ def _binary_op(tracer, instr):
     tracer.push(binary(tracer, symbol, left, right))
 
 
-@handler("COMPARE_OP")
+@handler("COMPARE_OP", on_break=_BINARY_BREAK)
 def _compare_op(tracer, instr):
     right = tracer.pop()
     tracer.push(binary(tracer, compare_op(instr.arg), tracer.pop(), right))
 
 
-@handler("UNARY_NEGATIVE")
+@handler("UNARY_NEGATIVE", on_break=_UNARY_BREAK)
 def _unary_negative(tracer, instr):
     value = tracer.pop()
     if isinstance(value, ArrayValue):
@@ -244,7 +339,7 @@ def _unary_negative(tracer, instr):
         tracer.push(_constant_op(lambda v: -v, value, "-"))
 
 
-@handler("UNARY_INVERT")
+@handler("UNARY_INVERT", on_break=_UNARY_BREAK)
 def _unary_invert(tracer, instr):
     value = tracer.pop()
     if isinstance(value, ArrayValue) and value.node.meta.dtype == bool:
@@ -253,17 +348,17 @@ def _unary_invert(tracer, instr):
         tracer.push(_constant_op(lambda v: ~v, value, "~"))
 
 
-@handler("UNARY_NOT")
+@handler("UNARY_NOT", on_break=_UNARY_BREAK)
 def _unary_not(tracer, instr):
     tracer.push(ConstantValue(not _truth(tracer.pop())))
 
 
-@handler("TO_BOOL", since=(3, 13))
+@handler("TO_BOOL", since=(3, 13), on_break=_UNARY_BREAK)
 def _to_bool(tracer, instr):
     tracer.push(ConstantValue(_truth(tracer.pop())))
 
 
-@handler("UNARY_POSITIVE", until=(3, 11))
+@handler("UNARY_POSITIVE", until=(3, 11), on_break=_UNARY_BREAK)
 def _unary_positive(tracer, instr):
     tracer.push(_constant_op(lambda v: +v, tracer.pop(), "unary +"))
 
@@ -302,7 +397,7 @@ def _call_intrinsic_1(tracer, instr):
         raise Break("unsupported", f"the operation {kind} is not modelled")
 
 
-@handler("IS_OP")
+@handler("IS_OP", on_break=_BINARY_BREAK)
 def _is_op(tracer, instr):
     right, left = tracer.pop(), tracer.pop()
     nones = [isinstance(v, ConstantValue) and v.value is None for v in (left, right)]
@@ -311,7 +406,7 @@ def _is_op(tracer, instr):
     tracer.push(ConstantValue(all(nones) != bool(instr.arg)))
 
 
-@handler("CONTAINS_OP")
+@handler("CONTAINS_OP", on_break=_BINARY_BREAK)
 def _contains_op(tracer, instr):
     right, left = tracer.pop(), tracer.pop()
     if isinstance(right, DictValue) and isinstance(left, ConstantValue):  # hashed as Python does: TypeError
@@ -323,13 +418,13 @@ def _contains_op(tracer, instr):
 
 
 # -- subscripts and containers ------------------------------------------------------------------
-@handler("BINARY_SUBSCR")
+@handler("BINARY_SUBSCR", on_break=_BINARY_BREAK)
 def _binary_subscr(tracer, instr):
     index = tracer.pop()
     tracer.push(subscript(tracer, tracer.pop(), index))
 
 
-@handler("BINARY_SLICE", since=(3, 12))
+@handler("BINARY_SLICE", since=(3, 12), on_break=_redone(3))
 def _binary_slice(tracer, instr):
     stop, start = tracer.pop(), tracer.pop()
     container = tracer.pop()
@@ -500,6 +595,16 @@ _CONDITIONS = {"TRUE": _truth, "FALSE": lambda value: not _truth(value),
                "NONE": _is_none, "NOT_NONE": lambda value: not _is_none(value)}
 
 
+def _jump_effect(instructions: list, index: int):
+    """A conditional jump on an array: redone in Python, resumed on each side."""
+    instr = instructions[index]
+    label_at = {id(item): i for i, item in enumerate(instructions) if isinstance(item, Label)}
+    return 1, (), replay_jump(instr, Label()), [index + 1, label_at[id(instr.arg)]]
+
+
+_JUMP_BREAK = OnBreak(_jump_effect)
+
+
 def _pop_jump(condition):
     def jump_if(tracer, instr):
         if condition(tracer.pop()):
@@ -508,8 +613,9 @@ def _pop_jump(condition):
 
 
 for _name, _condition in _CONDITIONS.items():
-    handler(f"POP_JUMP_IF_{_name}", since=(3, 12))(_pop_jump(_condition))
-    handler(f"POP_JUMP_FORWARD_IF_{_name}", f"POP_JUMP_BACKWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))
+    handler(f"POP_JUMP_IF_{_name}", since=(3, 12), on_break=_JUMP_BREAK)(_pop_jump(_condition))
+    handler(f"POP_JUMP_FORWARD_IF_{_name}", until=(3, 11), on_break=_JUMP_BREAK)(_pop_jump(_condition))
+    handler(f"POP_JUMP_BACKWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))  # a break there splits
 del _name, _condition
 
 
@@ -640,6 +746,10 @@ _UNHANDLED_GROUPS = {
         "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_BUILD_CLASS", "SETUP_ANNOTATIONS", "IMPORT_STAR",
         "PRINT_EXPR", "LOAD_CLASSDEREF", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF"),
 }
+# A with statement is entered in Python at a break (NOTE(grad-mode-with)), leaving its
+# `__exit__` and what `__enter__` returned; its cleanup handler starts with WITH_CLEANUP.
+resumes("BEFORE_WITH", on_break=_redone(1, leaves=(True, True)))
+WITH_CLEANUP = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")
 # name -> (kind, reason), for the opcodes of the running interpreter.
 UNHANDLED = {name: group for group, names in _UNHANDLED_GROUPS.items() for name in names if name in OPCODES}
 

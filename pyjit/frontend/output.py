@@ -23,22 +23,16 @@ traceback through the compiled call points at the user's line.
 from __future__ import annotations
 
 import dataclasses
-import dis
 from typing import Any, Callable
 
-import numpy as np
-
-from ..graph import GraphModule, SymInt
+from ..graph import GraphModule
 from .breaks import Break
-from .functionalise import write_back
-from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, assemble, call_instructions, name_arg
-from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents, describe
+from .assemble import assemble
+from .bytecode import Instr, call_instructions
+from .emit import RESULT, load_source, prologue, rebuild, write_back_inputs
+from .sources import Source
+from .values import ArrayValue, Value, contents
 
-_RESULT = "__pyjit_out"
-_SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
-_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
-              type(Ellipsis), frozenset)
 
 
 @dataclasses.dataclass
@@ -54,7 +48,7 @@ def build(tracer, compiler: Callable) -> Output:
     for kept in (value, *effects.values()):
         _collect(kept, outputs)
     single = len(outputs) == 1 and isinstance(value, ArrayValue) and value.source is None and not effects.pending \
-        and not tracer.written
+        and not tracer.capture.written
     written = _collect_written(tracer, outputs)
     tracer.graph.output(outputs[0] if single else tuple(outputs))
     loc = _op_loc(tracer)
@@ -63,7 +57,7 @@ def build(tracer, compiler: Callable) -> Output:
     # after the graph call, the result read before them.
     temps: dict[int, str] = {}
     replay = effects.replay(tracer, outputs, temps, [value], loc)
-    tail = [] if single else [Instr("STORE_FAST", _RESULT, loc=loc), *_write_back(written, tracer.code, loc),
+    tail = [] if single else [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, tracer.code, loc),
                               *replay, *rebuild(value, outputs, tracer.code, loc, temps)]
     call, graph_module = _compile(tracer, compiler, loc)
     body = call + tail + [Instr("RETURN_VALUE", loc=loc)]
@@ -84,19 +78,19 @@ def graph_call(tracer, compiler: Callable, live: list[Value]) -> tuple[list[Inst
     tracer.graph.output(tuple(outputs))
     loc = _op_loc(tracer)
     call, graph_module = _compile(tracer, compiler, loc)
-    return call + [Instr("STORE_FAST", _RESULT, loc=loc), *_write_back(written, tracer.code, loc)], outputs, \
+    return call + [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, tracer.code, loc)], outputs, \
         graph_module
 
 
 def _op_loc(tracer):
     """The position the graph call carries: the instruction that recorded the first op."""
-    return tracer.first_op_instr.loc if tracer.first_op_instr is not None else None
+    return tracer.capture.first_op_instr.loc if tracer.capture.first_op_instr is not None else None
 
 
 def _compile(tracer, compiler: Callable, loc) -> tuple[list[Instr], GraphModule]:
-    loads = [_load(source, tracer.code, loc) for source, _, _ in tracer.inputs]
+    loads = [load_source(source, tracer.code, loc) for source, _, _ in tracer.capture.inputs]
     graph_module = GraphModule(tracer.graph)
-    compiled = compiler(graph_module, [example for _, example, _ in tracer.inputs])
+    compiled = compiler(graph_module, [example for _, example, _ in tracer.capture.inputs])
     return call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc), graph_module
 
 
@@ -113,7 +107,7 @@ def _collect(value: Value, outputs: list) -> None:
 def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
     """The inputs the graph updated (NOTE(functionalisation) in functionalise.py), each with
     the position among `outputs` of its new value, which is added where missing."""
-    written_nodes = {value.node: source for source, value in tracer.written.items()}
+    written_nodes = {value.node: source for source, value in tracer.capture.written.items()}
     for node in outputs:
         base = node
         while getattr(base.target, "category", None) == "view":
@@ -122,218 +116,9 @@ def _collect_written(tracer, outputs: list) -> list[tuple[Source, int]]:
             raise Break("unsupported", f"a view of {written_nodes[base]}, which the graph updates in place, is "
                         "live after the graph: it would not share the input's memory")
     written = []
-    for source, value in tracer.written.items():
+    for source, value in tracer.capture.written.items():
         _collect(ArrayValue(value.node), outputs)
         written.append((source, next(i for i, node in enumerate(outputs) if node is value.node)))
     return written
 
 
-def _write_back(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
-    """Instructions writing each updated input's new value into it, in order."""
-    body = []
-    for source, index in written:
-        value = [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
-                 Instr("BINARY_SUBSCR", loc=loc)]
-        body += _call(write_back, [_load(source, code, loc), value], loc) + [Instr("POP_TOP", loc=loc)]
-    return body
-
-
-def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list[Instr]:
-    """Instructions pushing `value`: re-read from its source, taken from the graph's
-    result (`outputs`: its nodes in order), or built from constants; a value (or an
-    item) already in a temporary (`temps`: id(value) -> name) is loaded from it."""
-    if temps and id(value) in temps:
-        return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
-    if value.source is not None:
-        return _load(value.source, code, loc)
-    if isinstance(value, ArrayValue):
-        index = next(i for i, node in enumerate(outputs) if node is value.node)
-        return [Instr("LOAD_FAST", _RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
-                Instr("BINARY_SUBSCR", loc=loc)]
-    if isinstance(value, SequenceValue):
-        items = [instr for item in value.items for instr in rebuild(item, outputs, code, loc, temps)]
-        build_op = "BUILD_TUPLE" if value.kind is tuple else "BUILD_LIST"
-        return items + [Instr(build_op, len(value.items), loc=loc)]
-    if isinstance(value, DictValue) and value.kind is set:
-        return _made_set(value, outputs, code, loc, temps)
-    if isinstance(value, DictValue):
-        literals = _literal_ids(code)
-        pairs = [instr for key, item in value.items.items()
-                 for instr in [*_constant(key, literals, loc), *rebuild(item, outputs, code, loc, temps)]]
-        return pairs + [Instr("BUILD_MAP", len(value.items), loc=loc)]
-    if isinstance(value, ConstantValue):
-        return _constant(value.value, _literal_ids(code), loc)
-    if isinstance(value, IteratorValue):
-        return _held_iterator(value, outputs, code, loc, temps)
-    raise Break("unsupported", f"returning {describe(value)} is not modelled")
-
-
-def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
-    """NOTE(sets) in side_effects.py: a set built in the frame, made by the calls that made
-    it (the leading adds as one BUILD_SET, which adds in turn), so that its table is the
-    one Python makes."""
-    adds = next((index for index, (name, _) in enumerate(value.history) if name != "add"), len(value.history))
-    body = [instr for _, (element,) in value.history[:adds] for instr in rebuild(element, outputs, code, loc, temps)]
-    body.append(Instr("BUILD_SET", adds, loc=loc))
-    for name, values in value.history[adds:]:
-        method = [Instr("COPY", 2 if NULL_BEFORE_CALLABLE else 1, loc=loc),  # the set, below a NULL before 3.13
-                  Instr("LOAD_ATTR", name_arg(name, "LOAD_ATTR"), loc=loc)]
-        arguments = [rebuild(item, outputs, code, loc, temps) for item in values]
-        body += call_instructions(method, arguments, loc) + [Instr("POP_TOP", loc=loc)]
-    return body
-
-
-def rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
-    """Instructions pushing what iterating gives `iterator`'s remaining items: a tuple of
-    them, or where the items come from a list, which the code after a break may change,
-    a live iterator over that very list (NOTE(loop-unrolling))."""
-    if not all(part.rebuildable for part in _parts(iterator)):
-        raise Break("unsupported", "an iterator over a constant list is not rebuilt after a graph break")
-    if iterates_a_list(iterator):
-        return _live(iterator, iterator.position, outputs, code, loc, temps)
-    return _rest(iterator, iterator.position, outputs, code, loc, temps)
-
-
-def _held_iterator(iterator: IteratorValue, outputs: list, code, loc, temps) -> list:
-    """An iterator the code holds (a local, an operand, the result) rebuilt as an object
-    of the very type Python made (`enumerate`, `zip`, `reversed`, a tuple, list, range or
-    str iterator), at the item the trace reached: code may look at its type or identity."""
-    if not all(part.rebuildable and part.exact for part in _parts(iterator)):
-        raise Break("unsupported", "an iterator the code holds over an array or a constant list is not rebuilt")
-    return _live(iterator, iterator.position, outputs, code, loc, temps)
-
-
-def _rest(iterator: IteratorValue, position: int, outputs: list, code, loc, temps) -> list:
-    """Instructions pushing `iterator`'s items from `position` on: the rest of the
-    constant it iterates (a range stays a range: one guard), else a tuple of them."""
-    if iterator.made_by is not None and iterator.made_by[0] is iter:
-        return rebuild(ConstantValue(iterator.made_by[2][position:]), outputs, code, loc, temps)
-    return rebuild(SequenceValue(tuple, iterator.items[position:]), outputs, code, loc, temps)
-
-
-def iterates_a_list(iterator: IteratorValue) -> bool:
-    """Whether `iterator`'s items come from a list (directly or through enumerate, zip or
-    reversed): after a break, Python code may change the list."""
-    return any(part.of_list is not None for part in _parts(iterator))
-
-
-def _parts(iterator: IteratorValue) -> list[IteratorValue]:
-    """`iterator` and the iterators it was made of, at any depth."""
-    parts = iterator.made_by[1] if iterator.made_by is not None else ()
-    return [iterator, *(inner for part, _ in parts for inner in _parts(part))]
-
-
-def _live(iterator: IteratorValue, position: int, outputs: list, code, loc, temps) -> list:
-    """Instructions pushing a Python iterator giving `iterator`'s items from `position`
-    on, reading the lists they come from as they are then."""
-    if iterator.of_list is None and (iterator.made_by is None or iterator.made_by[0] is iter):
-        return _rest(iterator, position, outputs, code, loc, temps) + [Instr("GET_ITER", loc=loc)]
-    if iterator.of_list is not None:
-        return _call(_iterator_at, [rebuild(iterator.of_list, outputs, code, loc, temps),
-                                    [Instr("LOAD_CONST", position, loc=loc)]], loc)
-    made_by, parts, extra = iterator.made_by
-    if made_by is reversed:  # `extra`: the length; a reversed list iterator counts down its index
-        (part, _), = parts
-        if part.made_by is not None and type(part.made_by[2]) is range:  # a range's own iterator, counting down
-            rest = ConstantValue(part.made_by[2][::-1][position:])
-            return rebuild(rest, outputs, code, loc, temps) + [Instr("GET_ITER", loc=loc)]
-        if part.of_list is None:  # a `reversed` object over what is left, in forward order
-            rest = SequenceValue(tuple, iterator.items[position:][::-1])
-            return _call(reversed, [rebuild(rest, outputs, code, loc, temps)], loc)
-        return _call(_reversed_at, [rebuild(part.of_list, outputs, code, loc, temps),
-                                    [Instr("LOAD_CONST", extra - 1 - position, loc=loc)]], loc)
-    live_parts = [_live(part, start + position, outputs, code, loc, temps) for part, start in parts]
-    if made_by is enumerate:  # `extra`: the start
-        return _call(enumerate, [*live_parts, [Instr("LOAD_CONST", extra + position, loc=loc)]], loc)
-    return _call(zip, live_parts, loc)
-
-
-def _call(fn, arguments: list[list], loc) -> list:
-    return call_instructions([Instr("LOAD_CONST", fn, loc=loc)], arguments, loc)
-
-
-def _iterator_at(items: list, position: int):
-    """`iter(items)` with `position` items already taken."""
-    iterator = iter(items)
-    iterator.__setstate__(position)
-    return iterator
-
-
-def _reversed_at(items: list, index: int):
-    """`reversed(items)` about to give `items[index]`."""
-    iterator = reversed(items)
-    iterator.__setstate__(index)
-    return iterator
-
-
-def _literal_ids(code) -> set[int]:
-    """The ids of `code`'s constants, those inside its constant tuples included."""
-    found, todo = set(), list(code.co_consts)
-    while todo:
-        value = todo.pop()
-        found.add(id(value))
-        if type(value) in (tuple, frozenset):
-            todo.extend(value)
-    return found
-
-
-def _constant(value: Any, literals: set[int], loc) -> list[Instr]:
-    if isinstance(value, SymInt):
-        raise Break("unsupported", "a symbolic size in the result", hint="sizes used as results are static "
-                    "with dynamic=False")
-    if type(value) in (tuple, list):
-        items = [instr for item in value for instr in _constant(item, literals, loc)]
-        if type(value) is tuple and all(isinstance(item, _IMMUTABLE) for item in value):
-            return _load_constant(value, literals, loc)
-        return items + [Instr("BUILD_TUPLE" if type(value) is tuple else "BUILD_LIST", len(value), loc=loc)]
-    if not isinstance(value, _IMMUTABLE):
-        raise Break("unsupported", f"returning {describe(value)} made at trace time")
-    return _load_constant(value, literals, loc)
-
-
-def _load_constant(value: Any, literals: set[int], loc) -> list[Instr]:
-    """NOTE(constant-identity): the assembler shares equal constants of these types, as
-    the compiler does, and building a code object interns name-like strings; a value
-    computed at trace time (`a[:3] + b[3:]`) is a new object, so a plain LOAD_CONST would
-    make it the very literal it equals (`a is c` true). One that is not among the
-    original's constants (nor a small int, which CPython shares anyway) is held in a
-    one-item list of its own: `LOAD_CONST [value]; LOAD_CONST 0; BINARY_SUBSCR`."""
-    if type(value) not in _SHARED_BY_VALUE or id(value) in literals \
-            or (type(value) is int and -5 <= value <= 256):
-        return [Instr("LOAD_CONST", value, loc=loc)]
-    return [Instr("LOAD_CONST", [value], loc=loc), Instr("LOAD_CONST", 0, loc=loc), Instr("BINARY_SUBSCR", loc=loc)]
-
-
-def _load(source: Source, code, loc) -> list[Instr]:
-    """Instructions pushing the value `source` names, inside a frame of `code`."""
-    if isinstance(source, LocalSource):
-        cell = source.name in code.co_cellvars
-        return [Instr("LOAD_DEREF" if cell else "LOAD_FAST", source.name, loc=loc)]
-    if isinstance(source, (GlobalSource, BuiltinSource)):
-        return [Instr("LOAD_GLOBAL", name_arg(source.name, "LOAD_GLOBAL"), loc=loc)]
-    if isinstance(source, ClosureSource):
-        return [Instr("LOAD_DEREF", FreeVar(source.name), loc=loc)]
-    if isinstance(source, AttrSource):
-        return _load(source.base, code, loc) + [Instr("LOAD_ATTR", name_arg(source.name, "LOAD_ATTR"), loc=loc)]
-    if isinstance(source, ItemSource):
-        return _load(source.base, code, loc) + [Instr("LOAD_CONST", source.key, loc=loc),
-                                                Instr("BINARY_SUBSCR", loc=loc)]
-    raise Break("unsupported", f"the transformed code cannot read {source}")
-
-
-def prologue(bytecode) -> list:
-    """The instructions up to and including RESUME (cells, free variables, RESUME)."""
-    instructions = bytecode.instructions
-    for index, instr in enumerate(instructions):
-        if isinstance(instr, Instr) and instr.name == "RESUME":
-            return list(instructions[:index + 1])
-    raise ValueError(f"{bytecode.name} has no RESUME")
-
-
-def disassembly(code) -> str:
-    """dis of the transformed code, for the `bytecode` log."""
-    import io
-
-    out = io.StringIO()
-    dis.dis(code, file=out)
-    return out.getvalue()

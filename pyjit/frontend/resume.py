@@ -63,19 +63,15 @@ from collections import Counter
 from typing import Callable
 
 from .breaks import Break
-from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, assemble, attribute_load, call_instructions,
-                       call_start, decoded, is_method_load, locals_read_after, make_function, name_arg, reachable_from,
-                       replay_call, replay_jump)
+from .assemble import assemble
+from .bytecode import (Instr, Label, call_instructions, decoded, locals_read_after, make_function, name_arg,
+                       reachable_from)
 from .codemap import CodeMap
-from .output import Output, graph_call, iterates_a_list, prologue, rebuild, rebuild_iterable
-from .side_effects import TEMP as _TEMP
+from .opcodes import ON_BREAK
+from .emit import TEMP, iterates_a_list, prologue, rebuild, rebuild_iterable
+from .output import Output, graph_call
 from .values import NULL, CallableValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
-_CALLS = ("CALL", "CALL_KW")
-_UNARY = frozenset({"UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "TO_BOOL"})
-_BINARY = frozenset({"BINARY_OP", "COMPARE_OP", "BINARY_SUBSCR", "CONTAINS_OP", "IS_OP"})
-_JUMPS = frozenset(f"POP_JUMP_{way}IF_{condition}" for way in ("", "FORWARD_")
-                   for condition in ("TRUE", "FALSE", "NONE", "NOT_NONE"))
 _STACK = "__pyjit_stack{}"
 # Resume functions of resume functions deeper than this no longer go on unrolling the
 # loop they resume in: with a break in every iteration, a long loop would make, trace
@@ -101,9 +97,9 @@ def build_break(tracer, compiler: Callable) -> Output:
     except Break:
         if not tracer.graph.calls():
             raise
-        start = call_start(instructions, index) if instr.name in _CALLS else index
+        start = ON_BREAK[instr.name].start(instructions, index) if instr.name in ON_BREAK else index
         consumed, produced, replay, targets = 0, (), [], [start]  # split the frame before it
-        tracer.split = True
+        tracer.capture.split = True
     stack = tracer.stack_before
     below, operands = stack[:len(stack) - consumed], stack[len(stack) - consumed:]
     # Cells go in the closure; a local LOAD_FAST_AND_CLEAR unbound is not live.
@@ -124,8 +120,8 @@ def build_break(tracer, compiler: Callable) -> Output:
     bound_to = [value.self for value in (*values, *operands)
                 if isinstance(value, CallableValue) and value.self is not None]
     body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to, *effects.values()])
-    handler = tracer.graph_handler  # NOTE(grad-mode-with)
-    body = _under(handler, tracer.graph_handler_stack, body, loc, tracer.code)
+    handler = tracer.capture.graph_handler  # NOTE(grad-mode-with)
+    body = _under(handler, tracer.capture.graph_handler_stack, body, loc, tracer.code)
     temps: dict[int, str] = {}
     # NOTE(side-effects): what runs after the replay is read before it stores anything.
     kept = [*values, *(v for v in operands if v is not NULL)] if effects.pending else values
@@ -136,15 +132,15 @@ def build_break(tracer, compiler: Callable) -> Output:
         if id(value) not in temps:
             push = (rebuild_iterable(value, outputs, tracer.code, loc, temps) if id(value) in iterated
                     else _push(value, outputs, tracer.code, loc, temps))
-            temps[id(value)] = _TEMP.format(len(temps))
+            temps[id(value)] = TEMP.format(len(temps))
             body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
     body += effects.replay(tracer, outputs, temps, [], loc)
     redo = [instr for value in operands for instr in (
         [Instr("PUSH_NULL", loc=loc)] if value is NULL else _load(value, temps, outputs, tracer.code, loc))]
-    results = [_TEMP.format(len(temps) + i) for i in range(sum(produced))]
+    results = [TEMP.format(len(temps) + i) for i in range(sum(produced))]
     redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
     if instr.handler is not None:  # a break inside the body the graph ran under
-        redo = _under(handler, tracer.graph_handler_stack, redo, loc, tracer.code)
+        redo = _under(handler, tracer.capture.graph_handler_stack, redo, loc, tracer.code)
     body += redo
     stack_args = [[Instr("LOAD_FAST", temps[id(v)], loc=loc)] for v in below if v is not NULL]
     stack_args += [[Instr("LOAD_FAST", name, loc=loc)] for name in results]
@@ -155,7 +151,7 @@ def build_break(tracer, compiler: Callable) -> Output:
         # A local the traced path never stored is the frame's own: passed as it is.
         local_args = [[Instr("LOAD_FAST", temps[id(tracer.locals[n])] if n in tracer.locals else n, loc=loc)]
                       for n in local_names]
-        resumed = resume_code(code, target, layout, local_names, tracer.split)
+        resumed = resume_code(code, target, layout, local_names, tracer.capture.split)
         body += _resume_call(code, make_function(resumed, loc, code.co_cellvars), stack_args + local_args, loc)
     if handler is not None:
         body += _handler_code(instructions, handler)
@@ -229,36 +225,13 @@ def _refuse_introspection(code: types.CodeType, instructions: list) -> None:
 
 
 def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:
-    """For the breaking instruction: how many stack items it takes, the layout of what
-    it leaves (True: a value, False: a NULL), the instructions that redo it, and the
-    instruction indices the code resumes at."""
-    instr, index = tracer.instr, tracer.index
-    after = [index + 1]
-    if instr.name in _CALLS:
-        consumed = instr.arg + 2 + (instr.name == "CALL_KW")  # callable, NULL or self, (names,) arguments
-        replay = replay_call(tracer.bytecode.instructions, index)
-        following = tracer.bytecode.instructions[index + 1]
-        if isinstance(following, Instr) and following.name == "POP_TOP":
-            # A call made for its effect (`d.popitem()` in a loop): its result is dropped at
-            # once, as Python drops it, and the resume function's POP_TOP drops a None; kept
-            # alive as its argument, a `__del__` would run late (after the loop's next test).
-            replay += [Instr("POP_TOP", loc=instr.loc), Instr("LOAD_CONST", None, loc=instr.loc)]
-        return consumed, (True,), replay, after
-    if instr.name in ("LOAD_ATTR", "LOAD_METHOD"):
-        # A method load leaves `NULL, bound method` (or the reverse on 3.13), which a
-        # CALL takes like `method, self`: the attribute is read plainly.
-        produced = ((False, True) if NULL_BEFORE_CALLABLE else (True, False)) if is_method_load(instr) else (True,)
-        return 1, produced, [attribute_load(instr)], after
-    if instr.name in _UNARY or instr.name in _BINARY or instr.name == "BINARY_SLICE":
-        count = 1 if instr.name in _UNARY else 3 if instr.name == "BINARY_SLICE" else 2
-        return count, (True,), [Instr(instr.name, instr.arg, loc=instr.loc)], after
-    if instr.name == "BEFORE_WITH":  # entered in Python; the resume function starts in the body
-        return 1, (True, True), [Instr("BEFORE_WITH", loc=instr.loc)], after
-    if instr.name in _JUMPS:
-        taken = Label()
-        label_at = {id(item): i for i, item in enumerate(tracer.bytecode.instructions) if isinstance(item, Label)}
-        return 1, (), replay_jump(instr, taken), [index + 1, label_at[id(instr.arg)]]
-    raise Break("unsupported", f"a graph break at {instr.name} is not resumed")
+    """For the breaking instruction, as its opcode declares (NOTE(break-behaviour)):
+    how many stack items it takes, the layout of what it leaves, the instructions that
+    redo it, and the instruction indices the code resumes at."""
+    on_break = ON_BREAK.get(tracer.instr.name)
+    if on_break is None:
+        raise Break("unsupported", f"a graph break at {tracer.instr.name} is not resumed")
+    return on_break.effect(tracer.bytecode.instructions, tracer.index)
 
 
 def _stack_iterators(below: list[Value], held: list[Value]) -> set[int]:

@@ -41,7 +41,7 @@ Refused, as a graph break: an attribute store on an object whose class is not a 
 class with a plain `__setattr__` and `__getattribute__` and an instance `__dict__`, or
 has a data descriptor (property, slot) of that name; stores into modules, classes,
 arrays (in-place array writes) and anything else; dict keys that are not constants of
-a type hashed and compared in C (`_KEY_TYPES`); a list or dict built in the frame that
+a type hashed and compared in C (`KEY_TYPES` in containers.py); a list or dict built in the frame that
 would hold itself; a list or dict holding an object with a `__del__` (a finalizer can
 change it at any instruction, behind the guards: it stays an object, guarded by type),
 and an attribute or global store replacing one (its finalizer would run amid the replay);
@@ -61,29 +61,21 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import operator
 import threading
 from typing import Any, Callable
 
 from .. import config
 from ..graph import SymInt
 from .breaks import Break
-from .bytecode import Instr, call_instructions, name_arg
-from .output import rebuild
+from .bytecode import Instr
+from .containers import (DICT_METHODS, DICT_VIEWS, LIST_METHODS, SET_METHODS, ContainerMethods, is_element, is_key,
+                         is_key_value, same_set)
+from .emit import materialise, rebuild, replay_effect
 from .sources import Source
 from .values import (MEMBER, NULL, UNREAD, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue,
-                     ModuleValue, ObjectValue, SequenceValue, Value, contents, describe, python_value, reaches)
+                     ModuleValue, ObjectValue, SequenceValue, Value, contents, describe, reaches)
 
-TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code (resume.py names its own the same way)
-# Dict keys the interpreter models: hashed and compared in C, so no user code runs.
-_KEY_TYPES = (int, float, complex, str, bytes, bool, type(None))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
-# Method name -> (fewest, most) positional arguments.
-_LIST_METHODS = {"append": (1, 1), "extend": (1, 1), "insert": (2, 2), "pop": (0, 1), "clear": (0, 0)}
-_DICT_METHODS = {"get": (1, 2), "pop": (1, 2), "setdefault": (1, 2), "update": (1, 1), "clear": (0, 0),
-                 "keys": (0, 0), "values": (0, 0), "items": (0, 0)}
-_DICT_VIEWS = frozenset({"keys", "values", "items"})  # read only: they change nothing
-_SET_METHODS = {"add": (1, 1), "discard": (1, 1), "remove": (1, 1), "update": (1, 1), "clear": (0, 0), "pop": (0, 0)}
 
 
 @dataclasses.dataclass(eq=False)
@@ -107,7 +99,7 @@ class _Tracked:
     sources: list[Source]
 
 
-class SideEffects:
+class SideEffects(ContainerMethods):
     """The pending mutations of one trace, and the objects it met (NOTE(side-effects))."""
 
     def __init__(self):
@@ -153,7 +145,7 @@ class SideEffects:
             return []
         body = materialise([*kept, *self.values()], outputs, tracer.code, loc, temps)
         for effect in effects:
-            body += _replay(effect, lambda value: rebuild(value, outputs, tracer.code, effect.loc, temps))
+            body += replay_effect(effect, lambda value: rebuild(value, outputs, tracer.code, effect.loc, temps))
         return body
 
     # -- wrapping (NOTE(guard-policy)) -------------------------------------------------------------
@@ -168,8 +160,8 @@ class SideEffects:
             tracked.sources.append(source)
             if tracked.value is not None:
                 return tracked.value
-        if tracked is not None or (type(value) is dict and not all(map(_is_key, value))) \
-                or (type(value) is set and not all(map(_is_element, value))) \
+        if tracked is not None or (type(value) is dict and not all(map(is_key, value))) \
+                or (type(value) is set and not all(map(is_element, value))) \
                 or any(map(_has_finalizer, value.values() if type(value) is dict else value)):
             tracer.guards.type(source, type(value))  # not modelled: an object, as before any read
             return ObjectValue(value, source)
@@ -203,12 +195,12 @@ class SideEffects:
         if isinstance(obj, ObjectValue) and obj.source is not None:
             self._note_object(obj)
             return self._attributes.get((id(obj.value), name))
-        if isinstance(obj, ModuleValue) and vars(obj.module) is tracer.root.frame.f_globals:
+        if isinstance(obj, ModuleValue) and vars(obj.module) is tracer.capture.frame.f_globals:
             return self._globals.get(name)
-        methods = _LIST_METHODS if isinstance(obj, SequenceValue) and obj.kind is list \
-            else (_SET_METHODS if obj.kind is set else _DICT_METHODS) if isinstance(obj, DictValue) else {}
+        methods = LIST_METHODS if isinstance(obj, SequenceValue) and obj.kind is list \
+            else (SET_METHODS if obj.kind is set else DICT_METHODS) if isinstance(obj, DictValue) else {}
         if name in methods:
-            if name != "get" and name not in _DICT_VIEWS:
+            if name != "get" and name not in DICT_VIEWS:
                 self._require_replay(obj, f"{name}()")
             return CallableValue("container_method", name, self=obj)
         return None
@@ -226,17 +218,17 @@ class SideEffects:
 
     def load_global(self, tracer, name: str) -> Value:
         """LOAD_GLOBAL: a pending store of the frame's globals, else the tracer's read."""
-        if name in self._globals and _globals_of(tracer) is tracer.root.frame.f_globals:
+        if name in self._globals and _globals_of(tracer) is tracer.capture.frame.f_globals:
             return self._globals[name]
         return tracer.load_global(name)
 
     def store_global(self, tracer, name: str, value: Value) -> None:
-        if _globals_of(tracer) is not tracer.root.frame.f_globals:
+        if _globals_of(tracer) is not tracer.capture.frame.f_globals:
             raise Break("unsupported", f"storing global {name!r} of another module from an inlined function")
         if not config.replay_side_effects:
             raise Break("unsupported", f"storing global {name!r} with pyjit.config.replay_side_effects False",
                         hint="the store runs in Python at a graph break")
-        _refuse_finalizer(tracer.root.frame.f_globals.get(name), name)
+        _refuse_finalizer(tracer.capture.frame.f_globals.get(name), name)
         _require_rebuildable(value)
         self._record(tracer, "store_global", None, name, (value,), self._set(self._globals, name, value))
 
@@ -244,7 +236,7 @@ class SideEffects:
     def read_item(self, tracer, container: DictValue, key: Value) -> Value:
         """`container[key]` of a dict value."""
         _refuse_set_item(container)
-        if not _is_key_value(key):
+        if not is_key_value(key):
             raise Break("unsupported", f"a dict key that is {describe(key)}, not a constant of a simple type")
         found = container.items.get(key.value, NULL)
         if found is NULL:
@@ -257,7 +249,7 @@ class SideEffects:
 
     def store_item(self, tracer, container: Value, key: Value, value: Value) -> None:
         _refuse_set_item(container)
-        if isinstance(container, DictValue) and _is_key_value(key):
+        if isinstance(container, DictValue) and is_key_value(key):
             self._mutate(tracer, container, "store_item", key.value, (value,),
                          lambda: container.items.__setitem__(key.value, value))
             return
@@ -267,7 +259,7 @@ class SideEffects:
 
     def delete_item(self, tracer, container: Value, key: Value) -> None:
         _refuse_set_item(container)
-        if isinstance(container, DictValue) and _is_key_value(key):
+        if isinstance(container, DictValue) and is_key_value(key):
             if key.value not in container.items:
                 raise Break("user_error", f"KeyError: {key.value!r}")
             self._mutate(tracer, container, "delete_item", key.value, (), lambda: container.items.pop(key.value))
@@ -285,160 +277,6 @@ class SideEffects:
             raise Break("user_error", f"IndexError: list {what} index out of range")
         return key.value
 
-    # -- methods ----------------------------------------------------------------------------------
-    def call_method(self, tracer, target: Value, name: str, args: list[Value], kwargs: dict | None = None) -> Value:
-        """`target.name(*args)` for a list, dict or set method (`load_attr` made the callable)."""
-        table = _LIST_METHODS if isinstance(target, SequenceValue) else _SET_METHODS if target.kind is set \
-            else _DICT_METHODS
-        fewest, most = table[name]
-        if kwargs:
-            raise Break("unsupported", f"{name}() with keyword arguments")
-        if not fewest <= len(args) <= most:
-            raise Break("user_error", f"TypeError: {name}() takes {fewest} to {most} arguments ({len(args)} given)")
-        if isinstance(target, SequenceValue):
-            return self._list_method(tracer, target, name, args)
-        if target.kind is set:
-            return self._set_method(tracer, target, name, args)
-        return self._dict_method(tracer, target, name, args)
-
-    def _list_method(self, tracer, target: SequenceValue, name: str, args: list[Value]) -> Value:
-        items = target.items
-        if name in ("insert", "pop") and args and not (isinstance(args[0], ConstantValue)
-                                                      and type(args[0].value) in (int, bool)):
-            raise Break("unsupported", f"list.{name} with an index that is not a constant")
-        if name in ("append", "insert"):
-            where = len(items) if name == "append" else args[0].value
-            self._mutate(tracer, target, "call", name, tuple(args), lambda: items.insert(where, args[-1]))
-        elif name == "extend":
-            added = _items_of(args[0])
-            self._mutate(tracer, target, "call", name, (SequenceValue(tuple, added),), lambda: items.extend(added))
-        elif name == "pop":
-            index = args[0].value if args else -1
-            if not -len(items) <= index < len(items):
-                raise Break("user_error", "IndexError: pop from empty list" if not items else
-                            "IndexError: pop index out of range")
-            return self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(index))
-        else:  # clear
-            self._mutate(tracer, target, "call", name, (), items.clear)
-        return ConstantValue(None)
-
-    def _dict_method(self, tracer, target: DictValue, name: str, args: list[Value]) -> Value:
-        items = target.items
-        if name in _DICT_VIEWS:
-            return self.view(tracer, target, name)
-        if name == "clear":
-            self._mutate(tracer, target, "call", name, (), items.clear)
-            return ConstantValue(None)
-        if name == "update":
-            added = _dict_items_of(self, tracer, args[0])
-            self._mutate(tracer, target, "call", name, (DictValue(dict(added)),), lambda: items.update(added))
-            return ConstantValue(None)
-        if not _is_key_value(args[0]):
-            raise Break("unsupported", f"dict.{name} with a key that is not a constant of a simple type")
-        key, default = args[0].value, args[1] if len(args) > 1 else ConstantValue(None)
-        if key not in items:
-            target.keys()  # relies on its absence
-            if name == "pop" and len(args) == 1:
-                raise Break("user_error", f"KeyError: {key!r}")
-            if name == "setdefault":
-                self._mutate(tracer, target, "call", name, (args[0], default), lambda: items.__setitem__(key, default))
-            return default
-        found = self.read_item(tracer, target, args[0])
-        if name == "pop":
-            self._mutate(tracer, target, "call", name, tuple(args), lambda: items.pop(key))
-        return found
-
-    def view(self, tracer, target: DictValue, name: str) -> IteratorValue:
-        """NOTE(dict-views): `d.keys()`, `d.values()`, `d.items()` as an iterator over the
-        entries the dict has now (its keys guarded). It is not the view object Python
-        makes, and it is never rebuilt: a graph break inside such a loop, or changing the
-        dict while it is iterated (Python raises at the next step), makes the frame run as
-        it is."""
-        keys = self.set_order(target) if target.kind is set else target.keys()
-        if not all(type(key) in _KEY_TYPES for key in keys):
-            raise Break("unsupported", f"dict.{name}() of a dict with keys of other types")
-        values = [self.read_item(tracer, target, ConstantValue(key)) for key in keys] if name != "keys" else []
-        entries = [ConstantValue(key) for key in keys] if name == "keys" else values if name == "values" else \
-            [SequenceValue(tuple, [ConstantValue(key), value]) for key, value in zip(keys, values)]
-        # Not rebuilt at a break inside its loop (the frame runs as it is): the rest of the
-        # loop, run in Python, may change the dict or set, and only its own iterator raises.
-        iterator = IteratorValue(entries, exact=False, rebuildable=False)
-        self._iterated.setdefault(id(target), []).append(iterator)
-        return iterator
-
-    # -- sets -----------------------------------------------------------------------------------------
-    # NOTE(sets): a set is a DictValue of kind set, its elements constants of `_KEY_TYPES`
-    # (not NaN, which equals nothing, not even a copy of itself) mapped to MEMBER. `x in s`,
-    # `len`, truth and the mutating methods use its elements; its iteration order is
-    # CPython's, which depends on the table's history (collisions, dummies of removed
-    # elements, its size), not only on which elements it holds. So a set built in the frame
-    # keeps that history: the calls (`add`, `discard`, `remove`, `update` with a frozenset
-    # constant or a snapshot of another such set, which CPython merges table to table,
-    # `pop`, `clear`) that make it from an empty set, an `update` with a sequence being its
-    # elements' `add`s, as in CPython.
-    # Its order at trace time is that of a real set made by those calls, and the transformed
-    # code rebuilds it by making the same calls (BUILD_SET of the leading adds), so the
-    # caller's set is the very table Python makes. A set read from a source is guarded,
-    # once the trace relies on its elements, by its exact iteration order (`tuple(s)`, each
-    # element's type and repr), and iterates in that order until it changes; after a change
-    # its order is unknown (a break where the trace needs it) until a `clear`, which leaves
-    # a table like a new set's. Its changes are replayed like a dict's; `pop` of one is a
-    # break (CPython's choice depends on a cursor the set keeps). A set changed while a loop
-    # iterates it makes the frame run as it is (NOTE(dict-views)), so Python raises. Other
-    # uses (operators, comparisons, `**`, `s[k]`, sets of other elements) are breaks, or
-    # the user's error Python raises.
-    def set_order(self, target: DictValue) -> list:
-        """NOTE(sets): `target`'s elements in the order CPython's set iterates them."""
-        target.keys()
-        if target.history is not None:
-            return list(_made_by(target.history))
-        if any(effect.target is target for effect in self._effects):
-            raise Break("unsupported", f"iterating {target.source} after changing it: its order depends on its table")
-        return list(target.items)
-
-    def _set_method(self, tracer, target: DictValue, name: str, args: list[Value]) -> Value:
-        if name == "update":
-            update = _set_update(args[0])
-            for element in update if isinstance(update, list) else ():
-                self._set_method(tracer, target, "add", [element])
-            if not isinstance(update, list):  # merged table to table
-                elements = update.value if isinstance(update, ConstantValue) else list(update.items)
-                self._mutate(tracer, target, "call", name, (update,),
-                             lambda: self._change(target, name, (update,), elements))
-        elif name == "clear":
-            target.keys()
-            self._mutate(tracer, target, "call", name, (), lambda: self._change(target, name, (), ()))
-        elif name == "pop":
-            if target.source is not None or target.history is None:
-                raise Break("unsupported", "set.pop() of a set read from a source: CPython's choice depends on a "
-                            "cursor the set keeps")
-            if not target.keys():
-                raise Break("user_error", "KeyError: 'pop from an empty set'")
-            element = _made_by(target.history).pop()
-            self._mutate(tracer, target, "call", name, (), lambda: self._change(target, name, (), (element,), False))
-            return ConstantValue(element)
-        else:
-            element = _element(args[0])
-            target.keys()  # relies on whether it is there
-            present = element in target.items
-            if name == "remove" and not present:
-                raise Break("user_error", f"KeyError: {element!r}")
-            if present != (name == "add"):  # what changes nothing is not recorded (NOTE(sets))
-                self._mutate(tracer, target, "call", name, (args[0],),
-                             lambda: self._change(target, name, (args[0],), (element,), name == "add"))
-        return ConstantValue(None)
-
-    @staticmethod
-    def _change(target: DictValue, name: str, values: tuple, elements, added: bool = True) -> None:
-        """Add (or remove) `elements` to `target`'s and append the call to its history."""
-        if name == "clear":
-            target.items.clear()
-        elif added:
-            target.items.update(dict.fromkeys(elements, MEMBER))
-        else:
-            del target.items[elements[0]]
-        if target.history is not None or name == "clear":
-            target.history = [*(target.history or ()), (name, values)]
 
     # -- recording ----------------------------------------------------------------------------------
     def _mutate(self, tracer, target: SequenceValue | DictValue, kind: str, name: Any, values: tuple,
@@ -537,7 +375,7 @@ class SideEffects:
         for tracked in self._tracked.values():
             if isinstance(tracked.value, DictValue) and tracked.value.keys_read and tracked.value.kind is set:
                 elements = tuple(tracked.obj)
-                guards.python(tracked.value.source, _same_set(elements), f"iterates as {elements!r}")
+                guards.python(tracked.value.source, same_set(elements), f"iterates as {elements!r}")
             elif isinstance(tracked.value, DictValue) and tracked.value.keys_read:
                 guards.dict_keys(tracked.value.source, tuple(tracked.obj))
 
@@ -617,8 +455,6 @@ def _rebuildable(value: Value) -> bool:
     return False
 
 
-
-
 def _has_symbol(constant: Any) -> bool:
     if type(constant) in (tuple, list):
         return any(map(_has_symbol, constant))
@@ -642,156 +478,12 @@ def _refuse_finalizer(replaced: Any, where: str) -> None:
                     "the replayed effects", hint="the store runs in Python at a graph break")
 
 
-def _is_key(key: Any) -> bool:
-    if type(key) is tuple:
-        return all(map(_is_key, key))
-    return type(key) in _KEY_TYPES
-
-
-def _is_key_value(value: Value) -> bool:
-    return isinstance(value, ConstantValue) and _is_key(value.value)
-
-
-def _items_of(value: Value) -> list[Value]:
-    """The items `list.extend` takes from `value`, as they are now."""
-    if isinstance(value, SequenceValue):
-        return list(value.items)
-    if isinstance(value, ConstantValue) and type(value.value) in (tuple, list, str, range):
-        return [ConstantValue(item) for item in value.value]
-    if isinstance(value, DictValue) and value.kind is dict:
-        return [ConstantValue(key) for key in value.items]
-    raise Break("unsupported", f"extending a list with {describe(value)}")
-
-
-def _dict_items_of(record: SideEffects, tracer, value: Value) -> dict[Any, Value]:
-    """The entries `dict.update` takes from `value`, every one read, as they are now."""
-    if isinstance(value, DictValue) and value.kind is dict:
-        return {key: record.read_item(tracer, value, ConstantValue(key)) for key in value.keys()}
-    if isinstance(value, ConstantValue) and type(value.value) is dict and all(map(_is_key, value.value)):
-        return {key: ConstantValue(item) for key, item in value.value.items()}
-    raise Break("unsupported", f"updating a dict with {describe(value)}")
-
-
-def _is_element(element: Any) -> bool:
-    """NOTE(sets): a set element the interpreter models."""
-    return type(element) in _KEY_TYPES and element == element
-
-
-def _element(value: Value) -> Any:
-    if not (isinstance(value, ConstantValue) and _is_element(value.value)):
-        raise Break("unsupported", f"a set element that is {describe(value)}, not a constant of a simple type")
-    return value.value
-
-
 def _refuse_set_item(container: Value) -> None:
     if isinstance(container, DictValue) and container.kind is set:
         raise Break("user_error", "TypeError: 'set' object is not subscriptable")
 
 
-def _set_update(value: Value) -> ConstantValue | DictValue | list[Value]:
-    """NOTE(sets): what `set.update(value)` adds: a frozenset constant, or a snapshot of a
-    set whose history is known, merged as a table, or the elements of a sequence of
-    constants, each added in turn."""
-    if isinstance(value, DictValue) and value.kind is set and value.history is not None:
-        return DictValue(dict(value.items), kind=set, history=value.history)  # histories are never changed in place
-    if isinstance(value, ConstantValue) and type(value.value) is frozenset:
-        for element in value.value:
-            _element(ConstantValue(element))
-        return value
-    if isinstance(value, SequenceValue):
-        elements = list(value.items)
-    elif isinstance(value, ConstantValue) and type(value.value) in (tuple, list, str, bytes, range) \
-            and len(value.value) <= config.unroll_limit:
-        elements = [ConstantValue(element) for element in value.value]
-    else:
-        raise Break("unsupported", f"updating a set with {describe(value)}")
-    for element in elements:  # all checked before the first is added
-        _element(element)
-    return elements
-
-
-def _made_by(history: list[tuple[str, tuple[Value, ...]]]) -> set:
-    """The set that the calls of `history` make from an empty one (NOTE(sets))."""
-    made = set()
-    for name, values in history:
-        getattr(made, name)(*(_made_by(value.history) if isinstance(value, DictValue) else python_value(value)
-                              for value in values))
-    return made
-
-
-def _same_set(elements: tuple) -> Callable[[Any], bool]:
-    """A guard that a set iterates as `elements` (NOTE(sets)): the same types, then the
-    same reprs, which for these types tell values apart exactly (-0.0 from 0.0)."""
-    types, text = tuple(map(type, elements)), repr(elements)
-
-    def same_set(value) -> bool:
-        return len(value) == len(types) and all(map(operator.is_, map(type, value), types)) \
-            and repr(tuple(value)) == text
-
-    return same_set
-
-
-def build_set(elements: list[Value]) -> DictValue:
-    """The set value BUILD_SET and `set()` make: each element added in turn."""
-    made = DictValue({}, kind=set, history=[])
-    for element in elements:
-        if _element(element) not in made.items:
-            SideEffects._change(made, "add", (element,), (element.value,))
-    return made
-
-
-def build_dict(pairs: list[tuple[Value, Value]]) -> DictValue:
-    """The dict value BUILD_MAP and BUILD_CONST_KEY_MAP make."""
-    items: dict[Any, Value] = {}
-    for key, value in pairs:
-        if not _is_key_value(key):
-            raise Break("unsupported", f"a dict key that is {describe(key)}, not a constant of a simple type")
-        items[key.value] = value
-    return DictValue(items)
-
-
 def _globals_of(tracer) -> dict:
     """The globals the tracer's STORE_GLOBAL and LOAD_GLOBAL use: an inlined function's own."""
     function = getattr(tracer, "function", None)  # an InlineTracer's callee (NOTE(inlining))
-    return function.__globals__ if function is not None else tracer.frame.f_globals
-
-
-# -- the transformed code --------------------------------------------------------------------------
-def materialise(values: list[Value], outputs: list, code, loc, temps: dict[int, str]) -> list[Instr]:
-    """Instructions storing each of `values`, and the lists, dicts and sourced values
-    inside them, in a temporary (recorded in `temps`: id(value) -> name) once; arrays the
-    graph computed stay in its result."""
-    body: list[Instr] = []
-    for value in values:
-        if value is NULL or id(value) in temps:
-            continue
-        body += materialise(contents(value), outputs, code, loc, temps)
-        if value.source is None and (isinstance(value, ArrayValue) or _shared_by_value(value)):
-            continue  # rebuilt where used: its items, if any, are in temporaries
-        body += rebuild(value, outputs, code, loc, temps)
-        temps[id(value)] = TEMP.format(len(temps))
-        body.append(Instr("STORE_FAST", temps[id(value)], loc=loc))
-    return body
-
-
-def _shared_by_value(value: Value) -> bool:
-    """A tuple or an immutable constant: no one can tell two copies apart by changing one."""
-    if isinstance(value, SequenceValue):
-        return value.kind is tuple
-    return isinstance(value, ConstantValue) and type(value.value) not in (list, dict, set, bytearray)
-
-
-def _replay(effect: Effect, push: Callable[[Value], list[Instr]]) -> list[Instr]:
-    loc = effect.loc
-    values = [push(value) for value in effect.values]
-    if effect.kind == "store_attr":
-        return values[0] + push(effect.target) + [Instr("STORE_ATTR", effect.name, loc=loc)]
-    if effect.kind == "store_global":
-        return values[0] + [Instr("STORE_GLOBAL", effect.name, loc=loc)]
-    key = [Instr("LOAD_CONST", effect.name, loc=loc)]
-    if effect.kind == "store_item":
-        return values[0] + push(effect.target) + key + [Instr("STORE_SUBSCR", loc=loc)]
-    if effect.kind == "delete_item":
-        return push(effect.target) + key + [Instr("DELETE_SUBSCR", loc=loc)]
-    method = push(effect.target) + [Instr("LOAD_ATTR", name_arg(effect.name, "LOAD_ATTR"), loc=loc)]
-    return call_instructions(method, values, loc) + [Instr("POP_TOP", loc=loc)]
+    return function.__globals__ if function is not None else tracer.capture.frame.f_globals

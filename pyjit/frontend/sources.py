@@ -2,18 +2,17 @@
 
 NOTE(sources): every value the symbolic interpreter reads from outside the frame's own
 computation knows its source: an argument slot, a global, a builtin, a closure cell,
-a default or keyword-only default of the function, or an attribute or item of one of
-those. Guards are checks on sources (pyjit/frontend/guards.py), and the kinds here are
-exactly the source kinds of `_C.GuardProgram`, so each becomes one entry of a guard
-program (`guard_entry`). Sources are immutable and hashable (equal sources are the same
+or an attribute or item of one of those (an inlined callee's defaults are attribute
+and item sources: `helper.__defaults__[1]`). Guards are checks on sources
+(pyjit/frontend/guards.py), and the kinds here are exactly the source kinds of
+`_C.GuardProgram`, so each becomes one entry of a guard program (`guard_entry`). Sources are immutable and hashable (equal sources are the same
 value of the frame, which is what guard deduplication relies on) and know nothing of
 bytecode: the interpreter maps load instructions to sources itself.
 
 A source prints as the Python expression that reads it inside the function body, the
 same text `_C.GuardProgram` uses in its checks and failure reasons: `x`, `np` (a global
 or builtin prints as its bare name: in one code object a name is either local, free or
-global, so the bare name is unambiguous), `mod.layers[0].weight`, `__defaults__[1]`,
-`__kwdefaults__['axis']`.
+global, so the bare name is unambiguous), `mod.layers[0].weight`.
 """
 
 from __future__ import annotations
@@ -122,38 +121,6 @@ class ClosureSource(Source):
 
     def __str__(self):
         return self.name
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class DefaultSource(Source):
-    """The function's `__defaults__[index]`."""
-
-    index: int
-
-    def resolve(self, frame):
-        return frame.f_func.__defaults__[self.index]
-
-    def guard_entry(self, parent_index):
-        return ("default", self.index)
-
-    def __str__(self):
-        return f"__defaults__[{self.index}]"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class KwDefaultSource(Source):
-    """The function's `__kwdefaults__[name]`."""
-
-    name: str
-
-    def resolve(self, frame):
-        return frame.f_func.__kwdefaults__[self.name]
-
-    def guard_entry(self, parent_index):
-        return ("kwdefault", self.name)
-
-    def __str__(self):
-        return f"__kwdefaults__[{self.name!r}]"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ none. `NULL` is the stack marker of CPython's call protocol.
 
 Lists, dicts and sets are mutable values: one value per Python object, whose stores and
 method calls are recorded and replayed (NOTE(side-effects) in side_effects.py). A set is
-a `DictValue` of kind set (NOTE(sets) in side_effects.py), not a kind of its own.
+a `DictValue` of kind set (NOTE(sets) in containers.py), not a kind of its own.
 
 NOTE(value-later): iterators the trace did not make and CuPy inputs are not
 modelled: the instruction that meets one is a graph break, and the code after it is
@@ -76,7 +76,7 @@ class DictValue(Value):
     """items: key (a constant of a type hashed in C, NOTE(side-effects)) -> value. A dict
     read from a source holds UNREAD for the entries the trace has not read yet, and is
     guarded by its keys only once the trace relies on which keys it has (`keys()`).
-    A set (`kind` set, NOTE(sets) in side_effects.py) maps its elements to MEMBER;
+    A set (`kind` set, NOTE(sets) in containers.py) maps its elements to MEMBER;
     `history` is the calls (method name, argument values) that make it from an empty set,
     None for a set read from a source (until it is cleared)."""
 
@@ -246,7 +246,7 @@ def contents(value: Value) -> list[Value]:
     if isinstance(value, SequenceValue):
         return list(value.items)
     if isinstance(value, DictValue):
-        if value.kind is set:  # the constants its calls pass (NOTE(sets) in side_effects.py)
+        if value.kind is set:  # the constants its calls pass (NOTE(sets) in containers.py)
             return [item for _, arguments in value.history for item in arguments]
         return list(value.items.values())
     return []

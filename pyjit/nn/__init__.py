@@ -1,6 +1,8 @@
 """Neural-network modules written on pyjit.Tensor, with torch.nn's names and semantics
 (docs/nn.md)."""
 
+from pyjit.frontend.policy import inline_package
+
 from . import functional
 from .attention import MultiheadAttention
 from .containers import ModuleList, Sequential
@@ -9,3 +11,6 @@ from .module import CompiledModule, Module, Parameter
 
 __all__ = ["CompiledModule", "Dropout", "Embedding", "GELU", "LayerNorm", "Linear", "Module", "ModuleList",
            "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional"]
+
+# Written on registry ops to be captured: its functions are inlined (NOTE(skipped-files)).
+inline_package(__file__)

@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from pyjit.autograd import Tensor, no_grad
-from pyjit.frontend.inline import inline_protocol
+from pyjit.frontend.policy import inline_protocol
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 

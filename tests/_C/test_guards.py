@@ -245,20 +245,6 @@ def test_empty_closure_cell_fails(frame_of):
     assert not holds_on(frame, [("closure", 0, "later")], [("eq", 0, None)])
 
 
-def test_default_and_kwdefault_sources(frame_of):
-    fn = make_closure(10)
-    frame = frame_of(fn, 1)
-    assert holds_on(frame, [("default", 0)], [("eq", 0, 5)])
-    assert holds_on(frame, [("kwdefault", "k")], [("eq", 0, 7)])
-    assert not holds_on(frame, [("default", 1)], [("eq", 0, 5)])
-    assert not holds_on(frame, [("kwdefault", "missing")], [("eq", 0, 7)])
-    fn.__defaults__ = (6,)
-    fn.__kwdefaults__ = {"k": 8}
-    frame = frame_of(fn, 1)
-    assert not holds_on(frame, [("default", 0)], [("eq", 0, 5)])
-    assert not holds_on(frame, [("kwdefault", "k")], [("eq", 0, 7)])
-
-
 def test_attr_and_item_chains(frame_of):
     value = types.SimpleNamespace(layer={"weights": [types.SimpleNamespace(shape=(3, 4))]})
     frame = frame_of(takes_x, value)

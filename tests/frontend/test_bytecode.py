@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy
 import pytest
 
-from pyjit.frontend.bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, assemble, decode
+from pyjit.frontend.assemble import assemble
+from pyjit.frontend.bytecode import Bytecode, ExceptHandler, FreeVar, Instr, Label, decode
 
 # ---------------------------------------------------------------------------- round trip
 

@@ -47,6 +47,43 @@ def test_registration_refuses_unknown_and_duplicate_opcodes():
     assert "NOT_AN_OPCODE" not in opcodes.HANDLERS
 
 
+def breaking_opcodes(x, items, flag):
+    y = -x
+    z = not flag
+    w = x[1:2] + items.count(x) + x.sum(axis=0) + (x in items) + (x is None) + (x < 2)
+    with open(__file__) as f:
+        w = w + len(f.name)
+    if x:
+        y = y + 1
+    return y, z, w, ~x, x.T, print(x, sep="")
+
+
+def test_each_break_behaviour_takes_and_leaves_what_cpython_says():
+    """NOTE(break-behaviour): the stack effect an opcode declares for the break path is
+    CPython's own for the instructions it covers (a call from its KW_NAMES and PRECALL),
+    whichever Python runs."""
+    from pyjit.frontend.bytecode import Instr, decoded
+
+    code = breaking_opcodes.__code__
+    raw = [instr for instr in dis.get_instructions(code) if instr.opname != "EXTENDED_ARG"]
+    instructions = decoded(code).instructions
+    ours = [item for item in instructions if isinstance(item, Instr)]
+    assert [instr.opname for instr in raw] == [instr.name for instr in ours]
+    raw_of = {id(item): instr for item, instr in zip(ours, raw)}
+    checked = set()
+    for index, item in enumerate(instructions):
+        on_break = opcodes.ON_BREAK.get(getattr(item, "name", None))
+        if on_break is None:
+            continue
+        takes, leaves, redo, resume_at = on_break.effect(instructions, index)
+        covered = [raw_of[id(step)] for step in instructions[on_break.start(instructions, index):index + 1]]
+        effect = sum(dis.stack_effect(step.opcode, step.arg, jump=False) for step in covered)
+        assert len(leaves) - takes == effect, item.name
+        assert redo and resume_at[0] == index + 1
+        checked.add(item.name)
+    assert {"CALL", "LOAD_ATTR", "BINARY_OP", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "BEFORE_WITH"} <= checked
+
+
 # -- loops (NOTE(loop-unrolling)) ---------------------------------------------------------------
 def test_loop_opcodes_are_handled():
     for name in ("GET_ITER", "FOR_ITER", "JUMP_BACKWARD", "UNPACK_EX", *(n for n in ("END_FOR",) if n in dis.opmap)):

@@ -7,7 +7,7 @@ import dis
 import numpy as np
 
 import pyjit
-from pyjit.frontend.output import disassembly
+from pyjit.frontend.emit import disassembly
 
 WEIGHTS = np.full(3, 2.0)
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from pyjit import _C
-from pyjit.frontend.sources import (AttrSource, BuiltinSource, ClosureSource, DefaultSource, GlobalSource,
-                                    ItemSource, KwDefaultSource, LocalSource)
+from pyjit.frontend.sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource
 
 SCALE = 2.5
 
@@ -48,8 +47,6 @@ CASES = {
     "global": (GlobalSource("SCALE"), SCALE, "SCALE"),
     "builtin": (BuiltinSource("len"), len, "len"),
     "closure": (ClosureSource(0, "offset"), FUNCTION.__closure__[0].cell_contents, "offset"),
-    "default": (DefaultSource(0), 10, "__defaults__[0]"),
-    "kwdefault": (KwDefaultSource("scale"), 0.5, "__kwdefaults__['scale']"),
     "attr-item-attr": (X.attr("layers").item(1).attr("weight"), MODEL.layers[1].weight, "x.layers[1].weight"),
     "attr-item-str": (X.attr("config").item("act"), "relu", "x.config['act']"),
     "item-of-varargs": (ARGS.item(1), 3, "args[1]"),
@@ -107,8 +104,6 @@ UNREADABLE = {
     "index-out-of-range": (FUNCTION, X.attr("layers").item(5), IndexError),
     "missing-global": (FUNCTION, GlobalSource("MISSING_GLOBAL"), KeyError),
     "missing-builtin": (FUNCTION, BuiltinSource("missing_builtin"), KeyError),
-    "missing-default": (FUNCTION, DefaultSource(3), IndexError),
-    "missing-kwdefault": (FUNCTION, KwDefaultSource("missing_kwdefault"), KeyError),
     "empty-cell": (make_function_with_empty_cell(), ClosureSource(0, "later"), ValueError),
 }
 

@@ -1,0 +1,76 @@
+"""What the frontend captures, inlines and skips, declared in one place.
+
+NOTE(skipped-files): frames of pyjit itself, NumPy and the standard library are not the
+user's code (and the graph's own ops call into them): the frame callback skips them and
+the interpreter does not inline their functions (NOTE(inlining) in inline.py). A
+package written on registry ops to be captured declares itself with
+`inline_package(its __init__ file)` (pyjit.nn does), and its functions are inlined
+like the user's. A class declares how calling its instances and reading attributes
+its instances lack work with `inline_protocol(...)` (pyjit.nn.Module does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+PYJIT_DIR = os.path.join(str(Path(__file__).resolve().parents[1]), "")
+_SKIPPED_DIRS = tuple(os.path.join(path, "") for path in {
+    PYJIT_DIR, os.path.dirname(np.__file__),
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
+_SKIPPED_PREFIXES = ("<frozen", "<pyjit")
+_inlined_dirs: tuple[str, ...] = ()
+
+
+def is_skipped_file(filename: str) -> bool:
+    """Whether frames of `filename` are left alone (NOTE(skipped-files))."""
+    return filename.startswith(_SKIPPED_DIRS) or filename.startswith(_SKIPPED_PREFIXES)
+
+
+def is_library(filename: str) -> bool:
+    """Whether functions of `filename` run in Python rather than being inlined."""
+    return is_skipped_file(filename) and not filename.startswith(_inlined_dirs)
+
+
+def inline_package(init_file: str) -> None:
+    """Inline the functions of the package whose `__init__.py` is `init_file`, though
+    its files are skipped (NOTE(skipped-files))."""
+    global _inlined_dirs
+    _inlined_dirs += (os.path.join(os.path.dirname(os.path.abspath(init_file)), ""),)
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    call: str | None  # the method a call of an instance runs, bypassing `__call__`
+    attribute_dicts: tuple[str, ...]  # where `__getattr__` finds attributes the instance lacks
+    owner: type
+
+
+_PROTOCOLS: dict[type, Protocol] = {}
+
+
+def inline_protocol(*, call: str | None = None, attribute_dicts: tuple[str, ...] = ()):
+    """Class decorator (NOTE(inlining)): instances are called as `instance.<call>(...)`,
+    and an attribute missing from an instance is `instance.<dict>[name]` for the first
+    of `attribute_dicts` holding it. Subclasses keep the protocol unless they redefine
+    `__call__` or `__getattr__`."""
+    def register(cls: type) -> type:
+        _PROTOCOLS[cls] = Protocol(call, tuple(attribute_dicts), cls)
+        return cls
+    return register
+
+
+def protocol_of(kind: type, special: str) -> Protocol | None:
+    """The protocol `kind` inherits for `special` ("__call__" or "__getattr__"), if the
+    class that declared it still provides that method."""
+    for base in kind.__mro__:
+        protocol = _PROTOCOLS.get(base)
+        if protocol is not None:
+            found = inspect.getattr_static(kind, special, None)
+            return protocol if found is base.__dict__.get(special) else None
+    return None
