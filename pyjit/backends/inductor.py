@@ -41,6 +41,7 @@ from .targets import TARGETS, CpuTarget, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
+MAX_RECURSION = 12000  # NOTE(deep-chains)
 _warned_no_compiler = False
 
 
@@ -169,13 +170,17 @@ def compile_graphs(items, target: str | None = None, autotune: bool = False, reu
 def _recursion_room(nodes: int):
     """NOTE(deep-chains): scheduling and rendering walk a fused expression recursively, a
     few Python frames per op, and an unrolled loop makes chains of hundreds of ops; the
-    recursion limit is raised for the walk (Python-to-Python calls use no C stack on
-    3.11+). CPython 3.12 also counts some of those calls against its fixed C recursion
-    limit, so there a chain of more than about 70 fused ops still raises RecursionError:
-    the graph then runs eagerly, counted in counters["inductor"]["too_deep"]. The fix is
-    a walk that is not recursive (or a cap on fusion depth)."""
+    recursion limit is raised for the walk, up to MAX_RECURSION. Past that the walk
+    raises RecursionError and the graph runs eagerly, counted in
+    counters["inductor"]["too_deep"]. The cap is what keeps the process alive: with a
+    PEP 523 hook installed (pyjit's, while it compiles) CPython does not inline
+    Python-to-Python calls, so each frame also takes C stack, and on 3.11 a 3000-op
+    chain under a limit of 76000 overflowed the 8 MiB main-thread stack and crashed
+    (2000 ops, about 16000 frames deep, did not). 3.12 and 3.13 count such calls against
+    their own C recursion limit and raise earlier. The fix is a walk that is not
+    recursive (or a cap on fusion depth)."""
     previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, 1000 + 25 * nodes))
+    sys.setrecursionlimit(max(previous, min(1000 + 25 * nodes, MAX_RECURSION)))
     try:
         yield
     finally:

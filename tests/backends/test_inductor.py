@@ -2,6 +2,7 @@
 every input they may be called with (NOTE(glue), NOTE(layouts))."""
 
 import logging
+import subprocess
 import sys
 
 import numpy as np
@@ -125,6 +126,25 @@ def test_a_chain_of_hundreds_of_ops_compiles_or_runs_eagerly_without_noise(rng):
     np.testing.assert_allclose(compiled(x), long_chain(x), rtol=1e-6)
     # NOTE(deep-chains): CPython 3.12's C recursion limit stops the fused walk there.
     assert hasattr(compiled, "kernels") or (sys.version_info[:2] == (3, 12) and counters["inductor"]["too_deep"])
+
+
+DEEP_CHAIN = """
+import numpy as np, pyjit
+source = "def chain(x):\\n" + "".join("    x = x * 0.5\\n    x = x + 1.0\\n" for _ in range(2000)) + "    return x\\n"
+namespace = {}
+exec(source, namespace)
+x = np.linspace(-1, 1, 256, dtype=np.float32)
+np.testing.assert_allclose(pyjit.compile(namespace["chain"])(x), namespace["chain"](x), rtol=1e-6)
+print("same as NumPy", pyjit.utils.counters["inductor"]["too_deep"])
+"""
+
+
+def test_a_chain_too_deep_to_fuse_runs_eagerly_instead_of_crashing_the_process():
+    """NOTE(deep-chains): 4000 ops captured under the frame hook, whose C stack the walk
+    would overflow without the cap on the recursion limit (a segfault on 3.11)."""
+    result = subprocess.run([sys.executable, "-c", DEEP_CHAIN], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["same", "as", "NumPy", "1"]
 
 
 @pytest.mark.parametrize("layout", ["F", "every-other", "reversed", "broadcast"])
