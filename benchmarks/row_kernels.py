@@ -1,7 +1,7 @@
 """The C kernels of row reductions alone (softmax, layer norm, `var` over the rows of a
-(4096, 1024) float32 array), as this tree renders them against another tree's (a
-checkout of an earlier commit, or a copy of one), loaded into one process and timed in
-interleaved rounds by the native loop `pyjit._C.bench` into outputs already touched:
+(4096, 1024) float32 array), as the pyjit it runs with renders them (with `-P`, the
+installed one) against another tree's (a checkout of an earlier commit, or a copy of
+one), loaded into one process and timed in interleaved rounds by the native loop `pyjit._C.bench` into outputs already touched:
 what a change to the code generator gains, with neither the glue nor first-touch page
 faults in the figure. Each kernel's output is checked against NumPy's first.
 docs/benchmarks.md has the figures of one run.
@@ -65,11 +65,12 @@ def main() -> None:
 
 
 def compare(before: dict, rounds: int) -> None:
-    """Times each kernel of `before` against this tree's, after checking both."""
+    """Times each kernel of `before` against the imported pyjit's, after checking both."""
+    import pyjit
     from pyjit import _C
     from pyjit.codegen import build
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(pyjit.__file__)))  # installed, or a built tree
     sources = {"before": before, "after": rendered(here)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((ROWS, WIDTH), dtype=np.float32)

@@ -142,7 +142,7 @@ print("same as NumPy", pyjit.utils.counters["inductor"]["too_deep"])
 def test_a_chain_too_deep_to_fuse_runs_eagerly_instead_of_crashing_the_process():
     """NOTE(deep-chains): 4000 ops captured under the frame hook, whose C stack the walk
     would overflow without the cap on the recursion limit (a segfault on 3.11)."""
-    result = subprocess.run([sys.executable, "-c", DEEP_CHAIN], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, "-P", "-c", DEEP_CHAIN], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["same", "as", "NumPy", "1"]
 
