@@ -31,6 +31,7 @@ from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
+from .backward import backward_break
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -314,7 +315,7 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
             else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
         return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
     if name not in TENSOR_METHODS:
-        raise _method_break("Tensor", name)
+        raise (name == "backward" and backward_break(tracer)) or _method_break("Tensor", name)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")

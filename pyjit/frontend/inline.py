@@ -131,8 +131,9 @@ def inline(tracer: Tracer, function: types.FunctionType, source: Source | None, 
     except Break as stop:
         _rollback(tracer, mark)
         where = stop.where or child.loc
-        raise Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint,
-                    where=where) from None
+        raised = Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint, where=where)
+        raised.captured = stop.captured  # the callee's frame captures its own backward (NOTE(captured-backward))
+        raise raised from None
 
 
 def _refuse(tracer: Tracer, function: types.FunctionType, source: Source | None) -> None:

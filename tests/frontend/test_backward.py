@@ -1,0 +1,196 @@
+"""pyjit/frontend/backward.py: `loss.backward()` in compiled code is captured by compiled
+autograd, not broken (NOTE(captured-backward)), with the tape's gradients."""
+
+import numpy as np
+import pytest
+
+import pyjit
+from pyjit import config, nn
+from pyjit.exc import Unsupported
+from pyjit.utils import counters
+
+
+class Recording:
+    """A backend that runs graphs eagerly and keeps every graph module it was given."""
+
+    def __init__(self):
+        self.graphs = []
+        self.__name__ = "recording"
+
+    def __call__(self, graph_module, example_inputs):
+        self.graphs.append(graph_module)
+        return pyjit.lookup_backend("aot_eager")(graph_module, example_inputs)
+
+
+def tape_grads(model, x):
+    model.zero_grad()
+    model(x).sum().backward()
+    grads = [parameter.grad.numpy().copy() for parameter in model.parameters()]
+    model.zero_grad()
+    return grads
+
+
+def grads_of(model):
+    return [parameter.grad.numpy() for parameter in model.parameters()]
+
+
+@pytest.fixture
+def model_and_input(jit):
+    pyjit.manual_seed(0)
+    model = nn.Sequential(nn.Linear(10, 10), nn.ReLU(), nn.Linear(10, 10))
+    return model, pyjit.randn(4, 10)
+
+
+def train(model, x):
+    loss = model(x).sum()
+    loss.backward()
+    return loss
+
+
+def test_backward_under_compiled_autograd_is_captured_with_the_backend(model_and_input):
+    model, x = model_and_input
+    expected = tape_grads(model, x)
+    backend = Recording()
+    with config.patch(compiled_autograd=True):
+        loss = pyjit.compile(train, backend=backend, fullgraph=True)(model, x)
+    assert not counters["graph_break"]
+    for got, want in zip(grads_of(model), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # The forward, then the whole backward, which compiled autograd handed to the same backend.
+    assert len(backend.graphs) == 2
+    assert loss.grad_fn is not None and type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_without_compiled_autograd_backward_is_a_break(model_and_input):
+    model, x = model_and_input
+    expected = tape_grads(model, x)
+    backend = Recording()
+    pyjit.compile(train, backend=backend)(model, x)
+    assert counters["graph_break"]["Tensor.backward() is not captured"] == 1
+    assert len(backend.graphs) == 1  # the forward; backward ran on the tape
+    for got, want in zip(grads_of(model), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(Unsupported, match="Tensor.backward"):
+        pyjit.compile(train, backend="eager", fullgraph=True)(model, x)
+
+
+def test_whether_compiled_autograd_is_on_is_guarded(model_and_input):
+    model, x = model_and_input
+    compiled = pyjit.compile(train, backend="eager", fullgraph=True)
+    with config.patch(compiled_autograd=True):
+        compiled(model, x)
+    with pytest.raises(Unsupported):  # the entry traced with it on does not serve
+        compiled(model, x)
+    with config.patch(compiled_autograd=True):
+        compiled(model, x)  # nor the one traced with it off
+    assert len(pyjit.cache_entries(compiled)) == 2
+    assert any("compiled autograd is on" in guard for guard, _ in pyjit.cache_entries(compiled))
+
+
+def test_a_lambda_calling_backward_compiles_with_fullgraph(jit):
+    x = pyjit.randn(5, requires_grad=True)
+    loss = (x * 3).sum()
+    with pytest.raises(Unsupported):
+        jit(lambda: loss.backward(), fullgraph=True)()
+    assert x.grad is None  # the raising entry ran nothing
+    with config.patch(compiled_autograd=True):
+        jit(lambda: loss.backward(), fullgraph=True)()
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+
+
+def test_the_user_compiler_of_enable_compiles_the_backward(model_and_input):
+    model, x = model_and_input
+    expected = tape_grads(model, x)
+    seen = []
+
+    def compiler_fn(graph_module):
+        seen.append(graph_module)
+        return graph_module
+
+    backend = Recording()
+    compiled = pyjit.compile(train, backend=backend, fullgraph=True)
+    with pyjit.compiled_autograd.enable(compiler_fn):
+        compiled(model, x)
+    assert len(seen) == 1 and len(backend.graphs) == 1  # the backward went to compiler_fn, not the backend
+    for got, want in zip(grads_of(model), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_backward_in_an_inlined_helper_is_captured_in_the_helper_frame(model_and_input):
+    model, x = model_and_input
+    expected = tape_grads(model, x)
+
+    def step(loss):
+        loss.backward()
+
+    def outer(model, x):
+        step(model(x).sum())
+
+    with config.patch(compiled_autograd=True):
+        pyjit.compile(outer, backend="eager", fullgraph=True)(model, x)
+    assert not counters["graph_break"]
+    for got, want in zip(grads_of(model), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_side_effects_before_backward_are_seen_by_its_hooks(jit):
+    x = pyjit.randn(3, requires_grad=True)
+    log = []
+    x.register_hook(lambda grad: log.append(len(calls)))
+    calls = []
+
+    def f(x):
+        calls.append("forward")
+        (x * 2).sum().backward()
+
+    with config.patch(compiled_autograd=True):
+        jit(f)(x)
+    assert calls == ["forward"] and log == [1]
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_backward_in_a_try_block_runs_on_the_tape(jit):
+    x = pyjit.randn(3, requires_grad=True)
+
+    def f(x):
+        loss = (x * 2).sum()
+        try:
+            loss.backward()
+        finally:
+            pass
+        return loss
+
+    with config.patch(compiled_autograd=True):
+        jit(f)(x)
+    assert counters["graph_break"]["Tensor.backward() under compiled autograd cannot be resumed here"] == 1
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_forward_graph_breaks_do_not_split_the_backward(jit):
+    """The tutorial's count: two graph_break()s give three forward graphs, each with its
+    own AOT backward graph; under compiled autograd the backward is one graph, in which
+    all three AOT backwards are inlined (aot0_, aot1_, aot2_)."""
+
+    def fn(x):
+        temp = x + 10
+        pyjit.graph_break()
+        temp = temp + 10
+        pyjit.graph_break()
+        return temp.sum()
+
+    x = pyjit.randn(10, 10, requires_grad=True)
+    loss = jit(fn, backend="aot_eager")(x)
+    assert counters["stats"]["unique_graphs"] == 3 and counters["aot"]["graphs"] == 3
+    loss.backward(retain_graph=True)
+    counters.clear()
+    seen = []
+
+    def compiler_fn(graph_module):
+        seen.append(graph_module.code)
+        return pyjit.compile(graph_module, backend="aot_eager")
+
+    with pyjit.compiled_autograd.enable(compiler_fn):
+        loss.backward()
+    assert counters["stats"]["unique_graphs"] == 1 and len(seen) == 1
+    assert all(f"aot{index}_" in seen[0] for index in range(3))
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
