@@ -56,7 +56,7 @@ def compile(fn: Callable | None = None, *, compiler: Callable, fullgraph: bool =
     if code is None:
         raise TypeError(f"pyjit.compile takes a Python function, not {type(fn).__name__} (NOTE(entry-functions))")
     converter = Converter(compiler, fullgraph=fullgraph, dynamic=dynamic, top_code=code,
-                          backward_compiler=_backward_compiler(compiler, fullgraph, dynamic))
+                          backward_compiler=backward_compiler(compiler, fullgraph, dynamic))
     compiled = functools.update_wrapper(_C.CompiledFunction(fn, converter), fn)
     compiled._pyjit_rebuild = rebuild
     return compiled
@@ -68,7 +68,7 @@ class optimize:  # noqa: N801  (used as a function, like torch._dynamo.optimize)
 
     def __init__(self, compiler: Callable, *, nopython: bool = False, dynamic: bool | None = None):
         self.callback = Converter(compiler, fullgraph=nopython, dynamic=dynamic,
-                                  backward_compiler=_backward_compiler(compiler, nopython, dynamic))
+                                  backward_compiler=backward_compiler(compiler, nopython, dynamic))
         self._saved = threading.local()
 
     def __enter__(self):
@@ -82,7 +82,7 @@ class optimize:  # noqa: N801  (used as a function, like torch._dynamo.optimize)
         return functools.update_wrapper(_C.CompiledFunction(fn, self.callback), fn)
 
 
-def _backward_compiler(compiler: Callable, fullgraph: bool, dynamic: bool | None) -> Callable:
+def backward_compiler(compiler: Callable, fullgraph: bool, dynamic: bool | None) -> Callable:
     """The compiler function of a backward captured under config.compiled_autograd
     inside code compiled with these settings: the same backend and settings
     (NOTE(captured-backward) in backward.py)."""

@@ -194,3 +194,11 @@ def test_forward_graph_breaks_do_not_split_the_backward(jit):
     assert counters["stats"]["unique_graphs"] == 1 and len(seen) == 1
     assert all(f"aot{index}_" in seen[0] for index in range(3))
     np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_explain_counts_no_break_for_a_captured_backward(model_and_input):
+    model, x = model_and_input
+    assert pyjit.explain(train)(model, x).graph_break_count == 1
+    with config.patch(compiled_autograd=True):
+        explained = pyjit.explain(train)(model, x)
+    assert explained.graph_break_count == 0 and explained.graph_count == 1  # the forward; the backward is its own
