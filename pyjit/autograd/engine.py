@@ -118,21 +118,32 @@ def graph_nodes(*tensors: Tensor) -> list[Node]:
     """The nodes behind `tensors`, in the order backward would run them (each after
     every node that sends it a gradient): the tape as compiled autograd sees it."""
     roots = [tensor._gradient_edge()[0] for tensor in tensors]
-    dependencies = _count_dependencies([root for root in roots if root is not None])
+    return run_order([root for root in roots if root is not None])
+
+
+def run_order(roots: list[Node], needed: set[Node] | None = None) -> list[Node]:
+    """The nodes reachable from `roots` (only those in `needed`, when given) in the order
+    `run` visits them: each after every node that sends it a gradient, then by _Ready."""
+    dependencies = _count_dependencies(roots)
     ready = _Ready()
-    for root in dict.fromkeys(root for root in roots if root is not None):
-        if not dependencies.get(root):
+    for root in dict.fromkeys(roots):
+        if not dependencies.get(root) and (needed is None or root in needed):
             ready.push(root)
     order = []
     while ready:
         node = ready.pop()
         order.append(node)
         for child, _ in node.next_functions:
-            if child is not None:
+            if child is not None and (needed is None or child in needed):
                 dependencies[child] -= 1
                 if dependencies[child] == 0:
                     ready.push(child)
     return order
+
+
+def nodes_reaching(inputs: Sequence[tuple[Node, int]], roots) -> set[Node]:
+    """The nodes grad() runs: those reachable from `roots` from which an input's node can be reached."""
+    return _nodes_reaching({node for node, _ in inputs if node is not None}, roots)
 
 
 def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: bool = False,
@@ -140,13 +151,13 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
     """The reverse pass (NOTE(engine)); with `inputs`, the gradients that reach those
     edges (None where none does), and no `.grad` is touched."""
     dependencies = _count_dependencies([node for node, _ in roots])
-    needed = None if inputs is None else _nodes_reaching({node for node, _ in inputs if node is not None}, roots)
+    needed = None if inputs is None else nodes_reaching(inputs, roots)
     captured: dict[tuple[Node, int], object] = {}
     wanted = set() if inputs is None else set(inputs)
     buffers: dict[Node, list] = {}
     ready = _Ready()
     for (node, output_nr), gradient in zip(roots, grads):
-        _deliver(buffers, node, output_nr, gradient)
+        deliver(buffers, node, output_nr, gradient)
     for node in buffers:
         if not dependencies.get(node) and (needed is None or node in needed):
             ready.push(node)
@@ -160,7 +171,7 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
         for (child, output_nr), gradient in zip(node.next_functions, out_grads):
             if child is None or (needed is not None and child not in needed):
                 continue
-            _deliver(buffers, child, output_nr, gradient)
+            deliver(buffers, child, output_nr, gradient)
             dependencies[child] -= 1
             if dependencies[child] == 0:
                 ready.push(child)
@@ -227,7 +238,8 @@ def _nodes_reaching(targets: set[Node], roots) -> set[Node]:
     return needed
 
 
-def _deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
+def deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
+    """Add `gradient` into `node`'s buffer at `output_nr` (the buffer is made even for None)."""
     buffer = buffers.get(node)
     if buffer is None:
         buffer = buffers[node] = [None] * node.num_outputs
@@ -239,17 +251,22 @@ def _deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
 def _run_pre_hooks(node: Node, buffer: list) -> list:
     """Each tensor hook on the gradient of its output; a value it returns replaces it."""
     for output_nr, hook in list(node.pre_hooks.values()):
-        gradient = buffer[output_nr]
-        if gradient is None:
-            continue
-        result = hook(Tensor(gradient))
-        if result is not None:
-            replaced = as_array(result, dtype=gradient.dtype)
-            if replaced.shape != np.shape(gradient):
-                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
-                                   f"from {np.shape(gradient)} to {replaced.shape}")
-            buffer[output_nr] = replaced
+        if buffer[output_nr] is not None:
+            buffer[output_nr] = call_hook(hook, buffer[output_nr])
     return buffer
+
+
+def call_hook(hook, gradient):
+    """`hook(gradient)` on a tensor hook's terms: the gradient it returns (same shape, cast
+    to the gradient's dtype), or `gradient` when it returns None."""
+    result = hook(Tensor(gradient))
+    if result is None:
+        return gradient
+    replaced = as_array(result, dtype=gradient.dtype)
+    if replaced.shape != np.shape(gradient):
+        raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
+                           f"from {np.shape(gradient)} to {replaced.shape}")
+    return replaced
 
 
 class _Ready:

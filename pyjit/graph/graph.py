@@ -75,6 +75,11 @@ class Graph:
         self.nodes.append(node)
         return node
 
+    def rename(self, node: Node, base: str) -> None:
+        """Give `node` the free name nearest to `base` (`base`, `base_1`, …)."""
+        self._taken_names.discard(node.name)
+        node.name = self._unique_name(base)
+
     def _unique_name(self, base: str) -> str:
         # ASCII only: Python folds other identifiers by NFKC, so "ℌ" and "H" would collide.
         base = re.sub(r"\W", "_", base, flags=re.ASCII) or "v"

@@ -225,19 +225,35 @@ class CompiledFunctionBackward(TapeNode):
         return [(label, slot.unpack(owner, label)) for label, slot in self._slots if isinstance(slot, Saved)]
 
     def apply(self, grads: list) -> list:
-        self._arrived = {index for index, grad in enumerate(grads) if grad is not None}
+        self.arrive({index for index, grad in enumerate(grads) if grad is not None})
+        tangents = self.tangents(grads, lambda shape, dtype: _zeros(shape, dtype, grads))
+        results = self.compiled.backward(*self.saved_arguments(), *tangents)
+        return self.input_grads(grads, results)
+
+    # The steps of `apply`, which compiled autograd also takes when it inlines backward_graph.
+    def arrive(self, arrived: set[int]) -> None:
+        """Gradients arrive at outputs `arrived`: the tape's error if one was used up (NOTE(partial-release))."""
+        self._arrived = arrived
         cones = self.compiled.cones
         used_up = set().union(*(cones[index] for index in self._consumed))
-        if any(cones[index] & used_up for index in self._arrived):
+        if any(cones[index] & used_up for index in arrived):
             raise RuntimeError(FREED_MESSAGE)
+
+    def saved_arguments(self) -> list:
+        """The backward graph's saved-value arguments; the tape's error for one released or modified."""
         owner = self.name()
         values = [slot.unpack(owner, label) if isinstance(slot, Saved) else slot for label, slot in self._slots]
         for value in values:
             if isinstance(value, UnusableValue):
                 raise RuntimeError(value.message)
-        tangents = [grad if grad is not None else _zeros(shape, dtype, grads)
-                    for grad, (shape, dtype) in zip(grads, self.outputs)]
-        results = self.compiled.backward(*values, *tangents)
+        return values
+
+    def tangents(self, grads: list, zeros) -> list:
+        """The backward graph's tangent arguments: `zeros(shape, dtype)` where no gradient arrived."""
+        return [grad if grad is not None else zeros(shape, dtype) for grad, (shape, dtype) in zip(grads, self.outputs)]
+
+    def input_grads(self, grads: list, results) -> list:
+        """The gradients for next_functions from what the backward graph returned."""
         results = iter((results,) if not isinstance(results, tuple) else results)
         joint, arrived = self.compiled.joint, [grad is not None for grad in grads]
         # NOTE(unreached-inputs): as on the tape, an input gets no gradient (None, not

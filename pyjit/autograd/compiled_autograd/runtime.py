@@ -1,20 +1,44 @@
-"""Running a backward pass through compiled autograd (NOTE(compiled-autograd))."""
+"""Running a backward pass through compiled autograd (NOTE(compiled-autograd)).
+
+NOTE(compiled-autograd-commit): nothing the backward owes the program is written while
+the compiled graph runs. The graph returns each leaf's new `.grad` (backward()) or the
+captured gradients (grad()); only once it has returned are the `.grad`s written — the
+first one taken as the leaf's `.grad` when it is a fresh array nothing else holds, else
+copied, as the tape does; a later one copied into the existing `.grad` in place — and,
+without retain_graph, the saved values of the nodes that ran released. So a hook that
+raises or returns a wrong shape, a compiler_fn that raises or returns something that
+cannot be called, or a saved value the tape refuses, gives the tape's exception (or a
+TypeError naming compiler_fn) with every `.grad` and the graph exactly as before.
+"""
 
 from __future__ import annotations
 
 import weakref
 
-from .. import engine
+import numpy as np
 
+from ... import logs
+from ...utils import capture_disabled, counters
+from .. import engine
+from ..device import array_module, is_traced
+from ..tensor import _new
+from .cache import Cache, Variant
+from .capture import Walk
+from .trace import trace
+
+_log = logs.get_logger("compiled_autograd")
+_verbose_log = logs.get_logger("compiled_autograd_verbose")
 _executors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_strong_executors: dict = {}  # compilers that cannot be weakly referenced
+_strong_executors: dict = {}  # compilers that cannot be weakly referenced, by id (the executor keeps them alive)
 
 
 class CompiledAutograd:
-    """The reverse-pass executor of one compiler_fn, with its cache of compiled graphs."""
+    """The reverse-pass executor of one compiler_fn (NOTE(backward-executor) in engine.py),
+    with its cache of compiled graphs."""
 
     def __init__(self, compiler_fn):
         self.compiler_fn = compiler_fn
+        self.cache = Cache()
 
     @classmethod
     def for_compiler(cls, compiler_fn) -> CompiledAutograd:
@@ -28,7 +52,84 @@ class CompiledAutograd:
         return executor
 
     def __call__(self, roots: list, grads: list, *, retain_graph: bool = False, inputs: list | None = None):
-        return engine.run(roots, grads, retain_graph=retain_graph, inputs=inputs)
+        if any(is_traced(grad) for grad in grads):
+            # Inside a make_fx trace, the tape's ops record into that trace (NOTE(make-fx)).
+            return engine.run(roots, grads, retain_graph=retain_graph, inputs=inputs)
+        walk = Walk(roots, grads, inputs)
+        variant = self.cache.lookup(walk, self._compile)
+        if variant.compiled is None:
+            return engine.run(roots, grads, retain_graph=retain_graph, inputs=inputs)
+        results = _run(variant, walk)
+        return _commit(variant, walk, results, retain_graph)
+
+    def _compile(self, walk: Walk, dynamic: set) -> Variant:
+        try:
+            with capture_disabled():  # NOTE(compile-without-capture)
+                traced = trace(walk, dynamic)
+        except Exception as error:  # noqa: BLE001 - what cannot be traced runs on the tape, which is always right
+            counters["compiled_autograd"]["tape_fallbacks"] += 1
+            _verbose_log.debug("this backward runs on the tape: tracing it failed (%s: %s)", type(error).__name__,
+                               error)
+            return _TapeVariant()
+        counters["compiled_autograd"]["captures"] += 1
+        _log.debug("compiled autograd graph %d:\n%s", counters["compiled_autograd"]["captures"], traced.module.code)
+        with capture_disabled():
+            compiled = self.compiler_fn(traced.module)
+        if not callable(compiled):
+            raise TypeError(f"compiled autograd: compiler_fn returned a {type(compiled).__name__}, which cannot be "
+                            f"called: it must return the compiled graph (a callable, such as the GraphModule it "
+                            f"was given)")
+        counters["compiled_autograd"]["compiles"] += 1
+        return Variant(traced, compiled)
+
+
+class _TapeVariant:
+    """A structure whose backward could not be traced: the tape runs it."""
+
+    compiled = None
+
+    def accepts(self, sizes) -> bool:
+        return True
+
+
+def _run(variant: Variant, walk: Walk) -> tuple:
+    traced = variant.traced
+    arguments = []
+    if traced.takes_hooks:
+        arguments.append(tuple(walk.hooks))
+    if traced.takes_nodes:
+        arguments.append(tuple(walk.order))
+    results = variant.compiled(*arguments, *walk.lifted)
+    expected = len(traced.module.graph.output_node.args[0])
+    if not isinstance(results, (tuple, list)) or len(results) != expected:
+        raise TypeError(f"compiled autograd: the callable compiler_fn returned gave {type(results).__name__}, not "
+                        f"the graph's {expected} outputs")
+    return tuple(results)
+
+
+def _commit(variant: Variant, walk: Walk, results: tuple, retain_graph: bool):
+    """NOTE(compiled-autograd-commit)."""
+    if walk.accumulate:
+        taken = {id(value) for value in walk.lifted}
+        for position, value in zip(variant.traced.outputs, results):
+            _write_grad(walk.order[position - 1].variable, value, taken)
+            taken.add(id(value))
+    if not retain_graph:
+        for position in variant.traced.ran:
+            walk.order[position - 1].release()
+    return None if walk.accumulate else list(results)
+
+
+def _write_grad(variable, value, taken: set) -> None:
+    if variable._grad is None:
+        fresh = (type(value) is np.ndarray and value.dtype == variable.dtype and value.base is None and id(value)
+                 not in taken and value.flags.c_contiguous and value.flags.writeable)
+        module = array_module(value)
+        variable._grad = _new(value if fresh else module.array(value, dtype=variable.dtype, copy=True, order="C"))
+        return
+    target = variable._grad._array
+    array_module(target).copyto(target, value, casting="unsafe")
+    variable._grad._version_counter.value += 1
 
 
 def reset() -> None:
