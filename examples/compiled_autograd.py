@@ -162,10 +162,10 @@ def graph_breaks():
 
     # single graph for the backward
     assert counters["stats"]["unique_graphs"] == 1
-    text = "\n".join(lines)
-    assert all(f"aot{index}_" in text for index in range(3)), text  # the three AOT backwards, inlined
+    assert counters["compiled_autograd"]["captures"] == 1
+    assert "aot0_" in "\n".join(lines)  # the sum's AOT backward; the two `+ 10`s pass the gradient on
     assert np.allclose(x.grad.numpy(), 2.0)  # two backward passes of d sum(x + 20) / dx
-    print("   with compiled autograd: 1 graph for the whole backward (aot0_*, aot1_*, aot2_* inlined)")
+    print("   with compiled autograd: 1 graph for the whole backward")
 
 
 def hooks():

@@ -22,16 +22,30 @@ breaks) into one graph and hands it to the compiler: the user's `compiler_fn` in
 
 A `backward` call that cannot be resumed this way (inside a `try` body, say) is an
 ordinary break, and the frame runs as it is: the tape computes the same gradients.
+
+NOTE(hook-inlining): the graph compiled autograd captures calls each tensor hook
+through a `call_hook(hooks, index, gradient)` node. When `pyjit.compile` compiles that
+graph, the interpreter inlines the hook itself, `hooks[index]`, into it (the hooks tuple
+is a graph-module argument, so each hook is guarded by identity like any function it
+inlines), on the gradient seen as a Tensor (as the tape hands it to the hook), with the
+engine's terms: None means the gradient unchanged, a result is cast to the gradient's
+dtype. A hook that cannot be inlined, or returns what the engine refuses (another shape,
+not an array), makes the call a graph break: it runs in Python, where the engine raises
+its own error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Callable
 
 from .. import config
 from ..autograd import compiled_autograd
+from ..autograd.compiled_autograd.trace import call_hook
+from ..ops import REGISTRY
 from .breaks import Break
+from .values import ArrayValue, ConstantValue, SequenceValue, Value
 
 
 def is_on() -> bool:
@@ -69,3 +83,30 @@ def _run(compiler_fn: Callable, method: Callable, *args, **kwargs):
         return method(*args, **kwargs)
     with compiled_autograd.enable(compiler_fn):
         return method(*args, **kwargs)
+
+
+def is_call_hook(fn) -> bool:
+    """Whether `fn` is compiled autograd's `call_hook` (NOTE(hook-inlining))."""
+    return fn is call_hook
+
+
+def inline_hook(tracer, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`call_hook(hooks, index, gradient)` with the hook inlined (NOTE(hook-inlining))."""
+    from .inline import call_user
+
+    hooks, index, gradient = args if len(args) == 3 and not kwargs else (None, None, None)
+    if not (isinstance(hooks, SequenceValue) and isinstance(index, ConstantValue) and isinstance(gradient, ArrayValue)):
+        raise Break("unsupported", "compiled autograd's call_hook is called on values it does not make")
+    result = call_user(tracer, hooks.items[index.value], [dataclasses.replace(gradient, tensor=True)], {})
+    if result is None:
+        raise Break("unsupported", "a hook that is not a Python function is not inlined",
+                    hint="it runs in Python at a graph break")
+    if isinstance(result, ConstantValue) and result.value is None:
+        return gradient
+    meta = result.node.meta if isinstance(result, ArrayValue) else None
+    if meta is None or tuple(meta.shape) != tuple(gradient.node.meta.shape):
+        raise Break("unsupported", "a hook returns what the autograd engine refuses (not an array of the "
+                    "gradient's shape)", hint="it runs in Python at a graph break, where the engine raises its error")
+    if meta.dtype != gradient.node.meta.dtype:
+        result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(gradient.node.meta.dtype)), {})
+    return dataclasses.replace(result, tensor=False)

@@ -31,7 +31,7 @@ from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
-from .backward import backward_break
+from .backward import backward_break, inline_hook, is_call_hook
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -215,6 +215,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
+    if isinstance(fn, ObjectValue) and is_call_hook(fn.value):
+        return inline_hook(tracer, args, kwargs)
     allowed = graph_op(fn.value) if isinstance(fn, ObjectValue) else None
     if allowed is not None:  # NOTE(allow-in-graph)
         if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):

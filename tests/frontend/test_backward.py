@@ -169,12 +169,13 @@ def test_backward_in_a_try_block_runs_on_the_tape(jit):
 def test_forward_graph_breaks_do_not_split_the_backward(jit):
     """The tutorial's count: two graph_break()s give three forward graphs, each with its
     own AOT backward graph; under compiled autograd the backward is one graph, in which
-    all three AOT backwards are inlined (aot0_, aot1_, aot2_)."""
+    all three AOT backwards are inlined (aot0_, aot1_, aot2_: ops whose backward is not
+    the identity, unlike the tutorial's `+ 10`)."""
 
     def fn(x):
-        temp = x + 10
+        temp = x * 3
         pyjit.graph_break()
-        temp = temp + 10
+        temp = np.sin(temp)
         pyjit.graph_break()
         return temp.sum()
 
@@ -193,7 +194,7 @@ def test_forward_graph_breaks_do_not_split_the_backward(jit):
         loss.backward()
     assert counters["stats"]["unique_graphs"] == 1 and len(seen) == 1
     assert all(f"aot{index}_" in seen[0] for index in range(3))
-    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 3 * np.cos(3 * x.numpy()), rtol=1e-5, atol=1e-6)
 
 
 def test_explain_counts_no_break_for_a_captured_backward(model_and_input):
@@ -202,3 +203,30 @@ def test_explain_counts_no_break_for_a_captured_backward(model_and_input):
     with config.patch(compiled_autograd=True):
         explained = pyjit.explain(train)(model, x)
     assert explained.graph_break_count == 0 and explained.graph_count == 1  # the forward; the backward is its own
+
+
+def test_hooks_are_inlined_into_the_backward_graph(jit):
+    x = pyjit.randn(6, 4, requires_grad=True)
+    seen = []
+    x.register_hook(lambda grad: np.clip(grad * 10, -1.0, 1.0))
+    x.register_hook(lambda grad: seen.append(grad.shape))  # None: the gradient goes on unchanged
+    loss = jit(lambda x: (x * np.arange(4.0, dtype=np.float32) * 0.05).sum(), backend="aot_eager")(x)
+    counters.clear()
+    with pyjit.compiled_autograd.enable(pyjit.compile(backend="eager", fullgraph=True)):
+        loss.backward()
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to([0.0, 0.5, 1.0, 1.0], (6, 4)), rtol=1e-6)
+    assert seen == [(6, 4)] and x.grad.dtype == np.float32
+
+
+def test_a_hook_changing_the_shape_raises_the_tapes_error_and_leaves_grad(jit):
+    x = pyjit.randn(3, requires_grad=True)
+    x.grad = pyjit.ones(3)
+    x.register_hook(lambda grad: grad[:2])
+    loss = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="changed the size"):
+        loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="changed the size"), \
+            pyjit.compiled_autograd.enable(pyjit.compile(backend="eager")):
+        loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 1.0)
