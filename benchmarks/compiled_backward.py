@@ -5,18 +5,24 @@ gradient-clipping hook, its backward on the tape against compiled autograd + ind
 
 The model: 20 Linear layers of width 64 with ReLU between them, a batch of 64 rows, the
 loss `model(x).sum()`, and on every weight and bias `p.register_hook(lambda g:
-np.clip(g, -1, 1))`. The forward runs on the tape; what is timed is `loss.backward()`:
+np.clip(g, -1, 1))`. What is timed is `loss.backward()` (the forward runs first, not
+timed), by engine:
 
-* `tape`: the engine runs node by node, each hook a Python call;
-* `compiled autograd + inductor`: inside `pyjit.compiled_autograd.enable(
-  pyjit.compile(backend="inductor"))`, the whole backward (the tape's nodes, the hooks,
-  the `.grad` accumulation) is one graph compiled by inductor; the first backward
-  captures and compiles it (its time is the row's `first` column), later ones look the
-  graph up in the cache and run it.
+* `tape`: the forward on the tape; the engine runs the backward node by node, each
+  hook a Python call;
+* `AOT (compiled forward)`: the forward compiled by `pyjit.compile` (inductor), whose
+  backward is one AOT node; the hooks and `.grad` accumulation run on the tape;
+* `compiled autograd (tape forward)`: the tape's forward, and the backward inside
+  `pyjit.compiled_autograd.enable(pyjit.compile(backend="inductor"))`: every tape node,
+  hook and accumulation captured into one graph that inductor compiles;
+* `compiled autograd (compiled forward)`: both, as in the tutorial: the AOT node's
+  backward graph inlined with the hooks and accumulations into one graph.
 
-Per row: the median backward time over timed rounds after warm-up (min-max), the ratio
-to the tape's median in the same run, and the first backward. Every round checks the
-gradients against the tape's.
+Per row: the median backward time over timed rounds after warm-up (min-max; the engines
+take turns, one backward each per round, so the machine's load falls on all alike), the ratio
+to the tape's median in the same run, and the first backward (for compiled autograd:
+capturing the backward and compiling it; for AOT, the forward's compile is not in it).
+Each row checks its gradients against the tape's.
 """
 
 from __future__ import annotations
@@ -60,13 +66,14 @@ def make_model(seed: int = 0) -> DeepMLP:
     return model
 
 
-def backward_step(model, x, engine: str):
-    """One timed backward: the forward on the tape first (not timed), then backward."""
-    compiler = pyjit.compile(backend="inductor") if engine != "tape" else None
+def backward_step(model, x, forward_compiled: bool, compiled_autograd: bool):
+    """One timed backward: the forward first (not timed), then backward."""
+    forward = pyjit.compile(model, backend="inductor") if forward_compiled else model
+    compiler = pyjit.compile(backend="inductor") if compiled_autograd else None
 
     def step() -> float:
         model.zero_grad()
-        loss = model(x).sum()
+        loss = forward(x).sum()
         started = time.perf_counter()
         if compiler is None:
             loss.backward()
@@ -82,16 +89,24 @@ def gradients(model) -> list[np.ndarray]:
     return [parameter.grad.numpy().copy() for parameter in model.parameters()]
 
 
-def measure(step, rounds: int) -> dict:
-    first = step()
-    for _ in range(2):
-        step()
-    times = [step() for _ in range(rounds)]
-    return {"median_ms": statistics.median(times) * 1e3, "min_ms": min(times) * 1e3, "max_ms": max(times) * 1e3,
-            "first_ms": first * 1e3}
+def measure(steps: list, rounds: int) -> list[dict]:
+    """Each step's first call, then rounds of one call of every step in turn, so that
+    the load of the machine's other jobs falls on every engine alike."""
+    firsts = [step() for step in steps]
+    for _ in range(3):
+        for step in steps:
+            step()
+    times = [[] for _ in steps]
+    for _ in range(rounds):
+        for step, taken in zip(steps, times):
+            taken.append(step())
+    return [{"median_ms": statistics.median(taken) * 1e3, "min_ms": min(taken) * 1e3, "max_ms": max(taken) * 1e3,
+             "first_ms": first * 1e3} for first, taken in zip(firsts, times)]
 
 
-ENGINES = ("tape", "compiled autograd + inductor")
+# name, forward compiled, backward under compiled autograd
+ENGINES = (("tape", False, False), ("AOT (compiled forward)", True, False),
+           ("compiled autograd (tape forward)", False, True), ("compiled autograd (compiled forward)", True, True))
 
 
 def main() -> None:
@@ -102,18 +117,17 @@ def main() -> None:
     rounds = 5 if arguments.quick else 50
     x = pyjit.tensor(np.random.default_rng(0).standard_normal((64, WIDTH)).astype(np.float32))
     name = f"MLP {DEPTH}x{WIDTH}, clipping hooks, batch 64"
-    rows, reference, baseline = [], None, None
-    for engine in ENGINES:
-        pyjit.reset()
-        model = make_model()
-        row = {"workload": name, "engine": engine, **measure(backward_step(model, x, engine), rounds)}
-        grads = gradients(model)
-        reference = reference or grads
-        row["matches_tape"] = all(np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(grads, reference))
-        baseline = baseline or row["median_ms"]
-        row["speedup"] = baseline / row["median_ms"]
-        rows.append(row)
-        print(f"{name:40} {engine:30} {row['median_ms']:8.3f} ms [{row['min_ms']:.3f}-{row['max_ms']:.3f}] "
+    pyjit.reset()
+    models = [make_model() for _ in ENGINES]
+    steps = [backward_step(model, x, forward_compiled, compiled_autograd)
+             for model, (_, forward_compiled, compiled_autograd) in zip(models, ENGINES)]
+    rows = [{"workload": name, "engine": engine, **timing}
+            for (engine, _, _), timing in zip(ENGINES, measure(steps, rounds))]
+    reference = gradients(models[0])
+    for row, model in zip(rows, models):
+        row["matches_tape"] = all(np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(gradients(model), reference))
+        row["speedup"] = rows[0]["median_ms"] / row["median_ms"]
+        print(f"{name:40} {row['engine']:36} {row['median_ms']:8.3f} ms [{row['min_ms']:.3f}-{row['max_ms']:.3f}] "
               f"{row['speedup']:5.2f}x  first {row['first_ms']:7.1f} ms  gradients match the tape: "
               f"{row['matches_tape']}", flush=True)
     if arguments.json:

@@ -20,6 +20,7 @@ def test_the_quick_run_reports_both_engines_with_the_tapes_gradients(tmp_path):
                                capture_output=True, text=True, env=environment, timeout=600)
     assert completed.returncode == 0, completed.stderr
     rows = json.loads(path.read_text())
-    assert [row["engine"] for row in rows] == ["tape", "compiled autograd + inductor"]
+    assert [row["engine"] for row in rows] == ["tape", "AOT (compiled forward)", "compiled autograd (tape forward)",
+                                               "compiled autograd (compiled forward)"]
     assert all(row["matches_tape"] for row in rows)
     assert all(row["median_ms"] > 0 and row["first_ms"] > 0 for row in rows)
