@@ -179,18 +179,23 @@ def hooks():
     x.register_hook(lambda grad: grad + 10)
     loss = fn(x)
 
+    counters.clear()
     with LogLines("compiled_autograd") as lines, \
             pyjit.compiled_autograd.enable(pyjit.compile(backend="aot_eager")):
         loss.backward()
 
     assert "call_hook" in "\n".join(lines)
+    # pyjit.compile inlines the hook into the backward graph: one graph, no break
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
     assert np.allclose(x.grad.numpy(), 11.0)  # 1 from sum, + 10 from the hook
-    print("   the graph calls the hook through a call_hook node; x.grad is 1 + 10 everywhere")
+    print("   the graph calls the hook through a call_hook node, which pyjit.compile inlines; "
+          "x.grad is 1 + 10 everywhere")
 
 
 def recompiles():
     print("6. Common recompilation reasons")
     pyjit.reset()
+    counters.clear()
     with LogLines("compiled_autograd_verbose") as lines:
         # 1. Due to changes in the autograd structure of the loss value
         pyjit.config.compiled_autograd = True
@@ -201,7 +206,9 @@ def recompiles():
     new_nodes = [line for line in lines if line.startswith("Cache miss due to new autograd node")]
     for name in ("SubBackward", "MulBackward", "DivBackward"):  # each a node the graphs before lack
         assert any(name in line for line in new_nodes), lines
+    assert counters["compiled_autograd"]["compiles"] == 4  # one backward graph per op
     print("   " + "\n   ".join(new_nodes))
+    counters.clear()
 
     with LogLines("compiled_autograd_verbose") as lines:
         # 2. Due to tensors changing shapes
@@ -213,6 +220,7 @@ def recompiles():
             assert np.allclose(x.grad.numpy(), 1.0)
     changed = [line for line in lines if line.startswith("Cache miss due to changed shapes")]
     assert changed and all("as dynamic" in line for line in changed), lines
+    assert counters["compiled_autograd"]["compiles"] == 2  # 10, then 100 with symbolic sizes, reused for 10
     print("   " + "\n   ".join(changed))
     pyjit.config.compiled_autograd = False
 
