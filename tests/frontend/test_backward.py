@@ -230,3 +230,21 @@ def test_a_hook_changing_the_shape_raises_the_tapes_error_and_leaves_grad(jit):
             pyjit.compiled_autograd.enable(pyjit.compile(backend="eager")):
         loss.backward()
     np.testing.assert_array_equal(x.grad.numpy(), 1.0)
+
+
+def test_backward_keeps_its_arguments(jit):
+    x = pyjit.randn(3, requires_grad=True)
+
+    def twice(x, seed):
+        y = x * x
+        y.backward(seed, retain_graph=True)
+        y.backward(gradient=seed)
+        return y
+
+    seed = pyjit.tensor(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    with config.patch(compiled_autograd=True):
+        y = jit(twice)(x, seed)
+    assert not counters["graph_break"] and counters["compiled_autograd"]["captures"] >= 1
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * x.numpy() * seed.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError):  # the graph was released by the second call, as on the tape
+        y.backward(seed)
