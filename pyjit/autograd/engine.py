@@ -191,6 +191,8 @@ def _run_node(node: Node, buffer: list, needed: set | None, retain_graph: bool) 
         if isinstance(node, AccumulateGrad) or not any(child in needed for child, _ in node.next_functions):
             return nothing
     out_grads = node.apply(buffer)
+    for _, hook in list(node.post_hooks.values()):
+        out_grads = call_post_hook(hook, out_grads, buffer)
     if not retain_graph:
         node.release()
     return out_grads
@@ -259,7 +261,10 @@ def _run_pre_hooks(node: Node, buffer: list) -> list:
 def call_hook(hook, gradient):
     """`hook(gradient)` on a tensor hook's terms: the gradient it returns (same shape, cast
     to the gradient's dtype), or `gradient` when it returns None."""
-    result = hook(Tensor(gradient))
+    return _replaced(hook, gradient, hook(Tensor(gradient)))
+
+
+def _replaced(hook, gradient, result):
     if result is None:
         return gradient
     replaced = as_array(result, dtype=gradient.dtype)
@@ -267,6 +272,21 @@ def call_hook(hook, gradient):
         raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value "
                            f"from {np.shape(gradient)} to {replaced.shape}")
     return replaced
+
+
+def call_post_hook(hook, grad_inputs: list, grad_outputs: list) -> list:
+    """A node's post hook on the gradients it sends on and those it received: the
+    gradients it returns (as call_hook checks them), or `grad_inputs` when it returns None."""
+    result = hook(tuple(None if gradient is None else Tensor(gradient) for gradient in grad_inputs),
+                  tuple(None if gradient is None else Tensor(gradient) for gradient in grad_outputs))
+    if result is None:
+        return grad_inputs
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != len(grad_inputs):
+        raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(grad_inputs)})")
+    return [None if new is None else as_array(new) if old is None else _replaced(hook, old, new)
+            for old, new in zip(grad_inputs, result)]
 
 
 class _Ready:

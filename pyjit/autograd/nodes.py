@@ -9,7 +9,8 @@ NOTE(tape-nodes): every node has
   * `next_functions`: one `(node, output_nr)` edge per tensor input, in argument
     order, `(None, 0)` for an input that does not require grad;
   * `pre_hooks`: {handle id: (output_nr, hook)}, the tensor hooks run on the gradient
-    of that output before the node uses it;
+    of that output before the node uses it; `post_hooks`: {handle id: (0, hook)}, run
+    as `hook(grad_inputs, grad_outputs)` after the node computed its gradients;
   * `saved_values()`: (label, value) for everything the backward reads, and
     `saved_tensors`, the array values among them as tensors.
 Nodes compute on arrays, never on tensors: backward runs outside the tape. This node
@@ -29,6 +30,7 @@ says what went wrong.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -53,6 +55,7 @@ FREED_MESSAGE = (
     "if you need to access saved tensors after calling backward.")
 
 
+@functools.lru_cache(maxsize=None)  # compiled autograd asks every node's name at every backward
 def backward_name(op_name: str) -> str:
     camel = BACKWARD_NAMES.get(op_name) or "".join(part.capitalize() for part in op_name.split("_"))
     return camel + "Backward"
@@ -149,6 +152,7 @@ class Node:
         self.num_outputs = num_outputs
         self.sequence_nr = next(_sequence)
         self._pre_hooks: dict = {}
+        self.post_hooks: dict = {}
 
     @property
     def pre_hooks(self) -> dict:
@@ -187,6 +191,12 @@ class Node:
         """`hook(grad)` on the gradient of output `output_nr` before the node uses it;
         a returned value replaces the gradient."""
         return add_hook(self.pre_hooks, output_nr, hook)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """`hook(grad_inputs, grad_outputs)` after the node ran: the gradients it sends on
+        (one per edge) and those it received, as tensors (None where there is none); a
+        tuple it returns (one entry per edge) replaces what it sends on."""
+        return add_hook(self.post_hooks, 0, hook)
 
     def __repr__(self) -> str:
         saved = ", ".join(f"{label} {list(value.shape)}" for label, value in self.saved_values())

@@ -293,3 +293,28 @@ def test_one_gradient_sent_to_two_leaves_gives_each_its_own_grad():
     assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
     a.grad.numpy()[:] = 5.0
     np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))
+
+
+def test_node_post_hooks_replace_the_gradients_sent_on():
+    x = pyjit.tensor([1.0, 2.0], requires_grad=True)
+    y = pyjit.tensor([3.0, 4.0], requires_grad=True)
+    product = x * y
+    received = []
+
+    def hook(grad_inputs, grad_outputs):
+        received.append([grad.numpy().tolist() for grad in grad_outputs])
+        return grad_inputs[0] * 10, None
+
+    product.grad_fn.register_hook(hook)
+    product.sum().backward()
+    assert received == [[[1.0, 1.0]]]
+    assert x.grad.numpy().tolist() == [30.0, 40.0]
+    assert y.grad is None
+
+
+def test_a_post_hook_returning_the_wrong_number_of_gradients_raises():
+    x = pyjit.tensor([1.0, 2.0], requires_grad=True)
+    product = x * x
+    product.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0],) * 3)
+    with pytest.raises(RuntimeError, match="incorrect number of values"):
+        product.sum().backward()

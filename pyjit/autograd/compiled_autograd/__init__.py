@@ -19,7 +19,7 @@ from .runtime import CompiledAutograd, reset
 
 __all__ = ["active_compiler", "enable", "reset"]
 
-_active: list[CompiledAutograd | None] = []
+_active: list = []  # (compiler_fn, its executor) per enable block, innermost last
 
 
 @contextlib.contextmanager
@@ -31,7 +31,7 @@ def enable(compiler_fn):
         raise TypeError(f"compiled_autograd.enable: compiler_fn must be a callable taking a GraphModule (or None), "
                         f"not {type(compiler_fn).__name__}")
     executor = None if compiler_fn is None else CompiledAutograd.for_compiler(compiler_fn)
-    _active.append(executor)
+    _active.append((compiler_fn, executor))  # the block keeps the compiler alive (the executor holds it weakly)
     previous = engine.set_executor(executor)
     try:
         yield
@@ -42,4 +42,4 @@ def enable(compiler_fn):
 
 def active_compiler():
     """The compiler_fn of the innermost `enable` block, or None outside (or under enable(None))."""
-    return _active[-1].compiler_fn if _active and _active[-1] is not None else None
+    return _active[-1][0] if _active else None

@@ -69,9 +69,7 @@ class Cache:
             if variant.accepts(sizes):
                 return variant
         dynamic = set()
-        if structure.first_sizes is None:
-            structure.first_sizes = sizes
-        else:
+        if structure.first_sizes is not None:
             changed = _changed(structure.first_sizes, sizes) - structure.dynamic
             for index, axis in sorted(changed):
                 _verbose_log.debug("Cache miss due to changed shapes: marking size idx %s of %s as dynamic",
@@ -83,6 +81,8 @@ class Cache:
                 _verbose_log.debug("Cache miss due to changed shapes: sizes %s fit no compiled graph: compiling for "
                                    "these sizes", sizes)
         variant = compile_fn(walk, dynamic)
+        if structure.first_sizes is None:
+            structure.first_sizes = sizes
         structure.variants.append(variant)
         return variant
 

@@ -11,7 +11,8 @@ the nodes from which an input can be reached). Position 0 is the roots themselve
     where its hooks sit, and the dtype and rank of each value it lifts;
   * the values it lifts to graph inputs: the root gradients, every saved array (and an
     AOT node's saved Python numbers), each leaf's current `.grad`;
-  * its hooks, which the graph calls through its `hooks` input.
+  * its hooks (tensor hooks, then the node's post hooks), which the graph calls
+    through its `hooks` input.
 
 The keys are the cache's structure; the lifted values' shapes are its sizes
 (NOTE(compiled-autograd-cache) in cache.py). Nothing here computes: a miss traces the
@@ -39,13 +40,14 @@ class Opaque(Exception):
 class NodeCall:
     """One position of the walk: a node (None for GraphRoot), its key and lifted values."""
 
-    __slots__ = ("node", "position", "key", "lifted", "hooks", "opaque")
+    __slots__ = ("node", "position", "key", "lifted", "hooks", "post_hooks", "opaque")
 
     def __init__(self, node, position: int):
         self.node, self.position = node, position
         self.key: tuple = ()
         self.lifted: list = []
-        self.hooks: list[tuple[int, int]] = []  # (output_nr, index into Walk.hooks)
+        self.hooks: list[tuple[int, int]] = []  # pre-hooks: (output_nr, index into Walk.hooks)
+        self.post_hooks: list[int] = []  # indices into Walk.hooks
         self.opaque = False
 
     @property
@@ -72,17 +74,15 @@ class Walk:
         arrived = self._arrivals()
         for index, node in enumerate(self.order):
             self.calls.append(self._visit(node, index + 1, arrived.get(node, set())))
+        self.lifted = [value for call in self.calls for value in call.lifted]
 
     @property
     def key(self) -> tuple:
         return tuple(call.key for call in self.calls)
 
-    @property
-    def lifted(self) -> list:
-        return [value for call in self.calls for value in call.lifted]
-
     def _edges(self, edges) -> tuple:
-        return tuple((self.position.get(node), output_nr) for node, output_nr in edges)
+        position = self.position
+        return tuple([(position.get(node), output_nr) for node, output_nr in edges])
 
     def _arrivals(self) -> dict:
         """For each node, the outputs some edge (or root) sends a gradient to."""
@@ -100,21 +100,23 @@ class Walk:
         for output_nr, hook in list(node.pre_hooks.values()):
             call.hooks.append((output_nr, len(self.hooks)))
             self.hooks.append(hook)
+        for _, hook in list(node.post_hooks.values()):
+            call.post_hooks.append(len(self.hooks))
+            self.hooks.append(hook)
         try:
             state = _state(node, call.lifted, arrived, self.accumulate)
         except Opaque:
             call.lifted, call.opaque, state = [], True, ("opaque",)
         layout = tuple(_array_key(value) for value in call.lifted)
         call.key = (type(node), node.name(), state, self._edges(node.next_functions), node.num_outputs,
-                    tuple(output_nr for output_nr, _ in call.hooks), layout)
+                    tuple(output_nr for output_nr, _ in call.hooks), len(call.post_hooks), layout)
         return call
 
 
 def _array_key(value) -> tuple:
     """What a lifted value contributes to the key besides its sizes."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return (type(value), value.dtype.str, value.ndim)
-    return (type(value),)
+    dtype = getattr(value, "dtype", None)
+    return (type(value),) if dtype is None else (type(value), dtype, value.ndim)
 
 
 def _state(node, lifted: list, arrived: set, accumulate: bool):
@@ -140,8 +142,8 @@ def _slot_state(value, lifted: list, owner: str):
     """An op's argument as key state; a usable saved array is lifted instead."""
     if isinstance(value, Saved):
         array = value.unpack(owner, "")
-        if isinstance(array, UnusableValue):
-            return ("unusable",)
+        if isinstance(array, UnusableValue):  # a VJP may read its shape (NOTE(saved-values)): a key, not a size
+            return ("unusable", tuple(array.shape), array.dtype)
         lifted.append(array)
         return ("saved",)
     if type(value) in (list, tuple):

@@ -36,9 +36,15 @@ class CompiledAutograd:
     """The reverse-pass executor of one compiler_fn (NOTE(backward-executor) in engine.py),
     with its cache of compiled graphs."""
 
-    def __init__(self, compiler_fn):
-        self.compiler_fn = compiler_fn
+    def __init__(self, compiler_fn, weak: bool = True):
+        # Weakly: the executors are kept by compiler, and a compiler dropped by its
+        # user (a lambda per enable block) takes its cache with it.
+        self._compiler = weakref.ref(compiler_fn) if weak else lambda: compiler_fn
         self.cache = Cache()
+
+    @property
+    def compiler_fn(self):
+        return self._compiler()
 
     @classmethod
     def for_compiler(cls, compiler_fn) -> CompiledAutograd:
@@ -48,7 +54,7 @@ class CompiledAutograd:
             if executor is None:
                 executor = _executors[compiler_fn] = cls(compiler_fn)
         except TypeError:
-            executor = _strong_executors.setdefault(id(compiler_fn), cls(compiler_fn))
+            executor = _strong_executors.setdefault(id(compiler_fn), cls(compiler_fn, weak=False))
         return executor
 
     def __call__(self, roots: list, grads: list, *, retain_graph: bool = False, inputs: list | None = None):

@@ -15,7 +15,9 @@ marked dynamic as symbols. Per node:
   * a leaf's AccumulateGrad, in backward(), computes its new `.grad`: the gradient
     cast to the leaf's dtype (a copy), or the current `.grad` plus it, a node named
     `accumulate_grad`; the graph returns these, and nothing is written while it runs;
-  * each tensor hook is a `call_hook` node calling `hooks[i]` on the gradient.
+  * each tensor hook is a `call_hook` node calling `hooks[i]` on the gradient, each
+    post hook of a node a `call_post_hook` node on the gradients it sends on and those
+    it received.
 
 A node whose backward cannot be traced (a Python decision on a value, an array op that
 is not a registry op, a saved value the tape refuses) is rolled back and becomes an
@@ -147,6 +149,13 @@ class _Tracing:
                                    or not any(child in needed for child, _ in node.next_functions)):
             return nothing
         self.ran.append(call.position)
+        gradients = self._backward(call, buffer)
+        for index in call.post_hooks:
+            gradients = self._post_hook(index, gradients, buffer)
+        return gradients
+
+    def _backward(self, call: NodeCall, buffer: list) -> list:
+        node = call.node
         if isinstance(node, AccumulateGrad):
             return self._accumulate(call, buffer)
         if call.opaque:
@@ -160,6 +169,18 @@ class _Tracing:
             _verbose_log.debug("%s runs opaque: its backward cannot be traced (%s: %s)", call.label,
                                type(error).__name__, error)
             return self._opaque(call, buffer)
+
+    def _post_hook(self, index: int, gradients: list, buffer: list) -> list:
+        arguments = [None if gradient is None else gradient.node for gradient in (*gradients, *buffer)]
+        node = self.graph.call(call_post_hook, self.hooks_input, index, len(gradients), *arguments)
+        results = []
+        for position, gradient in enumerate(gradients):
+            if gradient is not None:
+                item = self.graph.call(operator.getitem, node, position)
+                item.meta = gradient.meta
+                gradient = TracedArray(self.tracer, item)
+            results.append(gradient)
+        return results
 
     def _opaque(self, call: NodeCall, buffer: list) -> list:
         arguments = [None if gradient is None else gradient.node for gradient in buffer]
@@ -204,11 +225,15 @@ class _Tracing:
                   for value in node.saved_arguments()]
         tangents = node.tangents(buffer, self.tracer.empty)
         mark = len(self.graph.nodes)
-        results = node.backward_graph.forward(*values, *tangents)
+        backward = node.backward_graph
+        results = backward.forward(*values, *tangents)
         prefix = f"aot{self.aot_count}_"
         self.aot_count += 1
         for added in self.graph.nodes[mark:]:
             self.graph.rename(added, prefix + added.name)
+            if added.loc is not None and added.loc.filename == backward.filename:  # the line it was copied from
+                copied = backward.line_map.get(added.loc.lineno)
+                added.loc = None if copied is None else copied.loc
         return node.input_grads(buffer, results)
 
     def _accumulate(self, call: NodeCall, buffer: list) -> list:
@@ -256,6 +281,19 @@ def _edge_meta(node, output_nr: int) -> tuple:
 def call_hook(hooks: tuple, index: int, gradient):
     """Tensor hook `hooks[index]` on `gradient`, as the tape runs it (engine.call_hook)."""
     return engine.call_hook(hooks[index], gradient)
+
+
+def call_post_hook(hooks: tuple, index: int, count: int, *grads) -> tuple:
+    """Node post hook `hooks[index]` on the `count` gradients a node sends on and those it
+    received (engine.call_post_hook). The graph was traced for the gradients that exist:
+    a hook that gives a gradient where there was none, or takes one away, is refused."""
+    grad_inputs = list(grads[:count])
+    results = engine.call_post_hook(hooks[index], grad_inputs, list(grads[count:]))
+    if any((old is None) != (new is None) for old, new in zip(grad_inputs, results)):
+        raise NotImplementedError("compiled autograd: a node's post hook returned a gradient where the node "
+                                  "computed none, or None where it computed one; the captured graph cannot follow "
+                                  "that: run this backward without compiled autograd")
+    return tuple(results)
 
 
 def call_node(nodes: tuple, index: int, *grads) -> tuple:
