@@ -29,9 +29,11 @@ graph, the interpreter inlines the hook itself, `hooks[index]`, into it (the hoo
 is a graph-module argument, so each hook is guarded by identity like any function it
 inlines), on the gradient seen as a Tensor (as the tape hands it to the hook), with the
 engine's terms: None means the gradient unchanged, a result is cast to the gradient's
-dtype. A hook that cannot be inlined, or returns what the engine refuses (another shape,
-not an array), makes the call a graph break: it runs in Python, where the engine raises
-its own error.
+dtype. The graph runs on arrays where the tape hands the hook a Tensor, so a hook the
+graph would run otherwise is not inlined: one that changes its gradient in place, or
+keeps it (a Tensor the tape would keep, an array in the graph), or returns what the
+engine refuses (another shape, not an array). Its trace is rolled back, and the call is
+a graph break: it runs in Python, where the engine runs the hook and raises its errors.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from ..autograd import compiled_autograd
 from ..autograd.compiled_autograd.trace import call_hook
 from ..ops import REGISTRY
 from .breaks import Break
-from .values import ArrayValue, ConstantValue, SequenceValue, Value
+from .values import ArrayValue, ConstantValue, SequenceValue, Value, contents
 
 
 def is_on() -> bool:
@@ -92,21 +94,48 @@ def is_call_hook(fn) -> bool:
 
 def inline_hook(tracer, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`call_hook(hooks, index, gradient)` with the hook inlined (NOTE(hook-inlining))."""
-    from .inline import call_user
+    from .inline import call_user, checkpoint, rollback
 
     hooks, index, gradient = args if len(args) == 3 and not kwargs else (None, None, None)
-    if not (isinstance(hooks, SequenceValue) and isinstance(index, ConstantValue) and isinstance(gradient, ArrayValue)):
+    if not (isinstance(hooks, SequenceValue) and isinstance(index, ConstantValue) and isinstance(gradient, ArrayValue)
+            and type(index.value) is int and 0 <= index.value < len(hooks.items)):
         raise Break("unsupported", "compiled autograd's call_hook is called on values it does not make")
-    result = call_user(tracer, hooks.items[index.value], [dataclasses.replace(gradient, tensor=True)], {})
+    mark = checkpoint(tracer)
+    view = ArrayValue(gradient.node, tensor=True)  # the Tensor the tape hands the hook
+    result = call_user(tracer, hooks.items[index.value], [view], {})
     if result is None:
         raise Break("unsupported", "a hook that is not a Python function is not inlined",
                     hint="it runs in Python at a graph break")
-    if isinstance(result, ConstantValue) and result.value is None:
+    refused = _refused(tracer, view, gradient, result)
+    if refused is not None:
+        rollback(tracer, mark)
+        raise refused
+    if isinstance(result, ConstantValue):
         return gradient
+    if result.node.meta.dtype != gradient.node.meta.dtype:
+        result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(gradient.node.meta.dtype)), {})
+    return ArrayValue(result.node)
+
+
+def _refused(tracer, view: ArrayValue, gradient: ArrayValue, result: Value) -> Break | None:
+    """Why the inlined hook cannot stand for the engine's call: what the graph, which
+    runs on arrays, would do otherwise than the tape does."""
+    hint = "it runs in Python at a graph break, as the tape runs it"
+    if view.node is not gradient.node:
+        return Break("unsupported", "a hook that changes the gradient in place is not inlined", hint=hint)
+    if any(_holds_computed_tensor(value) for value in tracer.side_effects.values()):
+        return Break("unsupported", "a hook that keeps its gradient (in a list, dict or attribute) is not inlined",
+                     hint=hint + " (the graph would keep an array, not the Tensor the hook is given)")
+    if isinstance(result, ConstantValue) and result.value is None:
+        return None
     meta = result.node.meta if isinstance(result, ArrayValue) else None
     if meta is None or tuple(meta.shape) != tuple(gradient.node.meta.shape):
-        raise Break("unsupported", "a hook returns what the autograd engine refuses (not an array of the "
-                    "gradient's shape)", hint="it runs in Python at a graph break, where the engine raises its error")
-    if meta.dtype != gradient.node.meta.dtype:
-        result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(gradient.node.meta.dtype)), {})
-    return dataclasses.replace(result, tensor=False)
+        return Break("unsupported", "a hook returns what the autograd engine refuses (not an array of the "
+                     "gradient's shape)", hint="it runs in Python at a graph break, where the engine raises its error")
+    return None
+
+
+def _holds_computed_tensor(value: Value) -> bool:
+    if isinstance(value, ArrayValue):
+        return value.tensor and value.source is None
+    return any(map(_holds_computed_tensor, contents(value)))

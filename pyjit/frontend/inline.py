@@ -124,12 +124,12 @@ def inline(tracer: Tracer, function: types.FunctionType, source: Source | None, 
     """Trace `function(*args, **kwargs)` into the caller's graph (NOTE(inlining))."""
     _refuse(tracer, function, source)
     arguments = _bind(tracer, function, source, args, kwargs)
-    mark = _checkpoint(tracer)
+    mark = checkpoint(tracer)
     child = InlineTracer(tracer, function, source, arguments)
     try:
         return child.run()
     except Break as stop:
-        _rollback(tracer, mark)
+        rollback(tracer, mark)
         where = stop.where or child.loc
         raised = Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint, where=where)
         raised.captured = stop.captured  # the callee's frame captures its own backward (NOTE(captured-backward))
@@ -201,18 +201,21 @@ class _Mark:
     side_effects: Any
 
 
-def _checkpoint(tracer: Tracer) -> _Mark:
+def checkpoint(tracer: Tracer) -> _Mark:
+    """What `rollback` returns the trace to."""
     root = tracer.root
     effects = getattr(root, "side_effects", None)
     return _Mark(len(root.graph.nodes), len(root.inputs), len(root.written), root.first_op_instr,
                  effects.checkpoint() if effects is not None else None)
 
 
-def _rollback(tracer: Tracer, mark: _Mark) -> None:
+def rollback(tracer: Tracer, mark: _Mark) -> None:
     """Forget what a callee that broke recorded: its ops, its graph inputs, its side
     effects. Its guards stay: they only make the entry more specific."""
     root = tracer.root
-    added = {id(node) for node in root.graph.nodes[mark.nodes:]}
+    # A new input's placeholder goes in before the ops (Tracer.wrap), so the ops recorded
+    # since the mark start that many places later.
+    added = {id(node) for node in root.graph.nodes[mark.nodes + len(root.inputs) - mark.inputs:]}
     for source, _, node in root.inputs[mark.inputs:]:
         added.add(id(node))
         del root._input_of[source]

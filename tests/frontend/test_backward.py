@@ -248,3 +248,26 @@ def test_backward_keeps_its_arguments(jit):
     np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * x.numpy() * seed.numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError):  # the graph was released by the second call, as on the tape
         y.backward(seed)
+
+
+def test_hooks_the_graph_would_run_otherwise_run_in_python(jit):
+    """A hook that changes its gradient in place, or keeps it, sees the Tensor the tape
+    hands it: it is not inlined into the graph, which runs on arrays."""
+    kept = []
+
+    def in_place(grad):
+        grad.mul_(3)
+
+    for hook, reason in ((in_place, "changes the gradient in place"), (kept.append, None),
+                         (lambda grad: kept.append(grad * 2), "keeps its gradient")):
+        x = pyjit.ones(4, requires_grad=True)
+        x.register_hook(hook)
+        loss = jit(lambda x: (x * 2).sum(), backend="aot_eager")(x)
+        counters.clear()
+        with pyjit.compiled_autograd.enable(pyjit.compile(backend="eager")):
+            loss.backward()
+        if reason is not None:
+            assert any(reason in key for key in counters["graph_break"]), counters["graph_break"]
+        np.testing.assert_allclose(x.grad.numpy(), 6.0 if hook is in_place else 2.0)
+    assert [type(value) for value in kept] == [pyjit.Tensor, pyjit.Tensor]
+    np.testing.assert_allclose(kept[1].numpy(), 4.0)
