@@ -268,13 +268,13 @@ class Tensor(TensorMethods):
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if not self.retains_grad:
-            add_hook(self.grad_fn._pre_hooks, self._output_nr, _RetainGrad(self))
+            add_hook(self.grad_fn._pre_hooks, self._output_nr, RetainGrad(self))
 
     @property
     def retains_grad(self) -> bool:
         if self.grad_fn is None:
             return False
-        return any(isinstance(hook, _RetainGrad) and hook.tensor() is self
+        return any(isinstance(hook, RetainGrad) and hook.tensor() is self
                    for _, hook in self.grad_fn._pre_hooks.values())
 
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -599,7 +599,7 @@ def _new(array, requires_grad: bool = False) -> Tensor:
     return tensor
 
 
-class _RetainGrad:
+class RetainGrad:
     """The hook retain_grad() registers: accumulates the gradient into the tensor's `.grad`."""
 
     def __init__(self, tensor: Tensor):

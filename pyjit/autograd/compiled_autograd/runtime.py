@@ -21,7 +21,7 @@ from ... import logs
 from ...utils import capture_disabled, counters
 from .. import engine
 from ..device import array_module, is_traced
-from ..tensor import _new
+from ..tensor import Tensor, _new
 from .cache import Cache, Variant
 from .capture import Walk
 from .trace import trace
@@ -115,13 +115,18 @@ def _run(variant: Variant, walk: Walk) -> tuple:
 
 def _commit(variant: Variant, walk: Walk, results: tuple, retain_graph: bool):
     """NOTE(compiled-autograd-commit)."""
+    traced = variant.traced
+    retained = results[len(results) - len(traced.retained):]
+    results = results[:len(results) - len(traced.retained)]
     if walk.accumulate:
         taken = {id(value) for value in walk.lifted}
-        for position, value in zip(variant.traced.outputs, results):
+        for position, value in zip(traced.outputs, results):
             _write_grad(walk.order[position - 1].variable, value, taken)
             taken.add(id(value))
+    for index, value in zip(traced.retained, retained):
+        walk.hooks[index](Tensor(value))
     if not retain_graph:
-        for position in variant.traced.ran:
+        for position in traced.ran:
             walk.order[position - 1].release()
     return None if walk.accumulate else list(results)
 

@@ -15,7 +15,8 @@ marked dynamic as symbols. Per node:
   * a leaf's AccumulateGrad, in backward(), computes its new `.grad`: the gradient
     cast to the leaf's dtype (a copy), or the current `.grad` plus it, a node named
     `accumulate_grad`; the graph returns these, and nothing is written while it runs;
-  * each tensor hook is a `call_hook` node calling `hooks[i]` on the gradient, each
+  * each tensor hook is a `call_hook` node calling `hooks[i]` on the gradient (but
+    retain_grad()'s, whose gradient the graph returns, to be kept after it ran), each
     post hook of a node a `call_post_hook` node on the gradients it sends on and those
     it received.
 
@@ -41,7 +42,7 @@ from ..aot import CompiledFunctionBackward
 from ..device import array_module
 from ..function import FunctionCtx
 from ..nodes import AccumulateGrad, OpNode, Saved, UnusableValue, _at_path
-from ..tensor import Tensor
+from ..tensor import RetainGrad, Tensor
 from ..tracing import TracedArray, Tracer
 from .capture import NodeCall, Walk
 
@@ -52,11 +53,12 @@ class Traced:
     """A traced walk: the graph, and what running it needs from the walk."""
 
     def __init__(self, module: GraphModule, takes_hooks: bool, takes_nodes: bool, ran: list[int],
-                 outputs: list[int], lifted_nodes: list):
+                 outputs: list[int], retained: list[int], lifted_nodes: list):
         self.module = module
         self.takes_hooks, self.takes_nodes = takes_hooks, takes_nodes
         self.ran = ran  # positions of the nodes that ran: released without retain_graph
         self.outputs = outputs  # backward(): the position of each leaf's accumulator the graph returns
+        self.retained = retained  # the retain_grad hooks (indices into Walk.hooks) whose gradients follow
         self.lifted_nodes = lifted_nodes  # the placeholders of the lifted values
 
 
@@ -83,6 +85,7 @@ class _Tracing:
             self.placeholders.append(values)
         self.ran: list[int] = []
         self.outputs: list[tuple[int, TracedArray]] = []
+        self.retained: list[tuple[int, TracedArray]] = []
         self.aot_count = 0
 
     def _placeholder(self, call: NodeCall, value, dynamic_axes: set) -> TracedArray:
@@ -112,10 +115,10 @@ class _Tracing:
                 if child is not None and child in walk.position:
                     engine.deliver(buffers, child, output_nr, gradient)
         if walk.accumulate:
-            result = tuple(value.node for _, value in self.outputs)
+            result = [value.node for _, value in self.outputs]
         else:
-            result = tuple(None if captured.get(edge) is None else captured[edge].node for edge in walk.inputs)
-        return self._finish(result)
+            result = [None if captured.get(edge) is None else captured[edge].node for edge in walk.inputs]
+        return self._finish(tuple(result + [value.node for _, value in self.retained]))
 
     def _finish(self, result: tuple) -> Traced:
         graph = self.graph
@@ -128,12 +131,14 @@ class _Tracing:
                 graph.erase(placeholder)
         lifted_nodes = [traced.node for values in self.placeholders for traced in values]
         return Traced(GraphModule(graph), takes[0], takes[1], self.ran, [position for position, _ in self.outputs],
-                      lifted_nodes)
+                      [index for index, _ in self.retained], lifted_nodes)
 
     def _hooks(self, call: NodeCall, buffer: list) -> list:
         for output_nr, index in call.hooks:
             gradient = buffer[output_nr]
-            if gradient is not None:
+            if gradient is not None and isinstance(self.walk.hooks[index], RetainGrad):
+                self.retained.append((index, gradient))  # a `.grad`: written once the graph returned
+            elif gradient is not None:
                 node = self.graph.call(call_hook, self.hooks_input, index, gradient.node)
                 node.meta = gradient.meta
                 buffer[output_nr] = TracedArray(self.tracer, node)

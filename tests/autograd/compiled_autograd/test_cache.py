@@ -4,20 +4,10 @@ sizes; what changed is logged, and changed sizes become symbolic once."""
 import operator
 
 import numpy as np
-import pytest
 
 import pyjit
 from pyjit.graph import SymInt
 from pyjit.utils import counters
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    pyjit.reset()
-    counters.clear()
-    yield
-    pyjit.reset()
-    pyjit.set_logs()
 
 
 def identity(gm):

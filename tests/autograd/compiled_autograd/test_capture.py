@@ -75,4 +75,3 @@ def test_a_used_up_aot_output_raises_the_tapes_error_when_walked():
     with pytest.raises(RuntimeError) as error:
         walk_of(first.sum())
     assert str(error.value) == FREED_MESSAGE
-    pyjit.reset()

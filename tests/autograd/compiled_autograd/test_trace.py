@@ -5,15 +5,6 @@ import numpy as np
 import pytest
 
 import pyjit
-from pyjit.utils import counters
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    pyjit.reset()
-    counters.clear()
-    yield
-    pyjit.reset()
 
 
 class Recorder:
