@@ -317,7 +317,8 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
             else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
         return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
     if name not in TENSOR_METHODS:
-        raise (name == "backward" and backward_break(tracer)) or _method_break("Tensor", name)
+        captured = backward_break(tracer) if name == "backward" else None  # NOTE(captured-backward)
+        raise captured or _method_break("Tensor", name)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
