@@ -1,8 +1,8 @@
 """`loss.backward()` inside compiled code, captured by compiled autograd.
 
 NOTE(captured-backward): with compiled autograd on — `pyjit.config.compiled_autograd`,
-or inside `pyjit.compiled_autograd.enable(compiler_fn)` — a traced `t.backward(...)` is
-not a graph break. The graph recorded so far (the forward, with its AOT backward node on
+or inside `pyjit.compiled_autograd.enable(compiler_fn)` — a traced `t.backward(...)`
+(or `pyjit.autograd.backward(...)`, `pyjit.autograd.grad(...)`) is not a graph break. The graph recorded so far (the forward, with its AOT backward node on
 the tape) is compiled and run as at a break, the pending side effects are replayed, and
 the call itself runs in the transformed code under compiled autograd, which captures the
 whole backward (every AOT node, tape node and hook it reaches, across the forward's
@@ -43,6 +43,7 @@ import functools
 from typing import Callable
 
 from .. import config
+from .. import autograd
 from ..autograd import compiled_autograd
 from ..autograd.compiled_autograd.trace import call_hook
 from ..ops import REGISTRY
@@ -59,15 +60,21 @@ def _is_off() -> bool:
     return not is_on()
 
 
+def runs_backward(fn) -> bool:
+    """Whether calling `fn` runs a backward pass: `pyjit.autograd.backward` or `grad`
+    (`t.backward` is a method the interpreter knows by name)."""
+    return fn is autograd.backward or fn is autograd.grad
+
+
 def backward_break(tracer) -> Break | None:
-    """The break that captures a traced `t.backward(...)` (NOTE(captured-backward)), or
-    None when compiled autograd is off (then it is an ordinary break). Either way the
-    answer is guarded."""
+    """The break that captures a traced `t.backward(...)`, `pyjit.autograd.backward(...)`
+    or `pyjit.autograd.grad(...)` (NOTE(captured-backward)), or None when compiled
+    autograd is off (then it is an ordinary break). Either way the answer is guarded."""
     on = is_on()
     tracer.guards.python(None, is_on if on else _is_off, f"compiled autograd is {'on' if on else 'off'}")
     if not on:
         return None
-    stop = Break("unsupported", "Tensor.backward() under compiled autograd cannot be resumed here",
+    stop = Break("unsupported", "a backward pass under compiled autograd cannot be resumed here",
                  hint="it runs on the tape, in Python; move it out of the try or with block to capture it")
     stop.captured = True
     return stop

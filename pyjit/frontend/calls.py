@@ -31,7 +31,7 @@ from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
-from .backward import backward_break, inline_hook, is_call_hook
+from .backward import backward_break, inline_hook, is_call_hook, runs_backward
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -217,6 +217,9 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
                         hint="remove it to capture the function whole")
     if isinstance(fn, ObjectValue) and is_call_hook(fn.value):
         return inline_hook(tracer, args, kwargs)
+    captured = backward_break(tracer) if isinstance(fn, ObjectValue) and runs_backward(fn.value) else None
+    if captured is not None:
+        raise captured
     allowed = graph_op(fn.value) if isinstance(fn, ObjectValue) else None
     if allowed is not None:  # NOTE(allow-in-graph)
         if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):

@@ -162,7 +162,7 @@ def test_backward_in_a_try_block_runs_on_the_tape(jit):
 
     with config.patch(compiled_autograd=True):
         jit(f)(x)
-    assert counters["graph_break"]["Tensor.backward() under compiled autograd cannot be resumed here"] == 1
+    assert counters["graph_break"]["a backward pass under compiled autograd cannot be resumed here"] == 1
     np.testing.assert_allclose(x.grad.numpy(), 2.0)
 
 
@@ -271,3 +271,20 @@ def test_hooks_the_graph_would_run_otherwise_run_in_python(jit):
         np.testing.assert_allclose(x.grad.numpy(), 6.0 if hook is in_place else 2.0)
     assert [type(value) for value in kept] == [pyjit.Tensor, pyjit.Tensor]
     np.testing.assert_allclose(kept[1].numpy(), 4.0)
+
+
+def test_autograd_grad_and_backward_functions_are_captured_too(jit):
+    x = pyjit.randn(3, requires_grad=True)
+
+    def gradient(x):
+        (found,) = pyjit.autograd.grad((x * x).sum(), [x])
+        pyjit.autograd.backward((x * 3).sum())
+        return found * 2
+
+    with pytest.raises(Unsupported, match="not inlined"):
+        jit(gradient, fullgraph=True)(x)
+    with config.patch(compiled_autograd=True):
+        doubled = jit(gradient, fullgraph=True)(x)
+    assert counters["compiled_autograd"]["captures"] == 2
+    np.testing.assert_allclose(doubled.numpy(), 4 * x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
