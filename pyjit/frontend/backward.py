@@ -24,16 +24,19 @@ A `backward` call that cannot be resumed this way (inside a `try` body, say) is 
 ordinary break, and the frame runs as it is: the tape computes the same gradients.
 
 NOTE(hook-inlining): the graph compiled autograd captures calls each tensor hook
-through a `call_hook(hooks, index, gradient)` node. When `pyjit.compile` compiles that
+through a `call_hook(hooks, index, gradient)` node, and each node post hook through
+`call_post_hook(hooks, index, count, *gradients)`. When `pyjit.compile` compiles that
 graph, the interpreter inlines the hook itself, `hooks[index]`, into it (the hooks tuple
 is a graph-module argument, so each hook is guarded by identity like any function it
-inlines), on the gradient seen as a Tensor (as the tape hands it to the hook), with the
-engine's terms: None means the gradient unchanged, a result is cast to the gradient's
-dtype. The graph runs on arrays where the tape hands the hook a Tensor, so a hook the
-graph would run otherwise is not inlined: one that changes its gradient in place, or
-keeps it (a Tensor the tape would keep, an array in the graph), or returns what the
-engine refuses (another shape, not an array). Its trace is rolled back, and the call is
-a graph break: it runs in Python, where the engine runs the hook and raises its errors.
+inlines), on the gradients seen as Tensors (as the tape hands them to the hook), with
+the engine's terms: None means the gradients unchanged, a result is cast to its
+gradient's dtype. The graph runs on arrays where the tape hands the hook Tensors, so a
+hook the graph would run otherwise is not inlined: one that changes a gradient in place,
+or keeps one (a Tensor the tape would keep, an array in the graph), or returns what the
+engine refuses (another shape, another number of gradients; or a gradient where there
+was none, which the traced graph cannot follow). Its trace is rolled back, and the call
+is a graph break: it runs in Python, where the engine runs the hook and raises its
+errors.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from typing import Callable
 from .. import config
 from .. import autograd
 from ..autograd import compiled_autograd
-from ..autograd.compiled_autograd.trace import call_hook
+from ..autograd.compiled_autograd.trace import call_hook, call_post_hook
 from ..ops import REGISTRY
 from .breaks import Break
 from .values import ArrayValue, ConstantValue, SequenceValue, Value, contents
@@ -94,52 +97,72 @@ def _run(compiler_fn: Callable, method: Callable, *args, **kwargs):
         return method(*args, **kwargs)
 
 
-def is_call_hook(fn) -> bool:
-    """Whether `fn` is compiled autograd's `call_hook` (NOTE(hook-inlining))."""
-    return fn is call_hook
+def is_hook_call(fn) -> bool:
+    """Whether `fn` is how compiled autograd's graph calls a hook (NOTE(hook-inlining))."""
+    return fn is call_hook or fn is call_post_hook
 
 
-def inline_hook(tracer, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    """`call_hook(hooks, index, gradient)` with the hook inlined (NOTE(hook-inlining))."""
+def inline_hook(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`call_hook(hooks, index, gradient)` or `call_post_hook(hooks, index, count,
+    *gradients)` with the hook inlined (NOTE(hook-inlining))."""
     from .inline import call_user, checkpoint, rollback
 
-    hooks, index, gradient = args if len(args) == 3 and not kwargs else (None, None, None)
-    if not (isinstance(hooks, SequenceValue) and isinstance(index, ConstantValue) and isinstance(gradient, ArrayValue)
-            and type(index.value) is int and 0 <= index.value < len(hooks.items)):
+    hooks, index, third = args[:3] if len(args) >= 3 and not kwargs else (None, None, None)
+    count = 1 if fn is call_hook else third.value if isinstance(third, ConstantValue) else None
+    gradients = args[2:3] if fn is call_hook else args[3:]
+    if not (isinstance(hooks, SequenceValue) and isinstance(index, ConstantValue) and type(index.value) is int
+            and 0 <= index.value < len(hooks.items) and type(count) is int and count <= len(gradients)
+            and all(isinstance(value, ArrayValue) or _is_none(value) for value in gradients)):
         raise Break("unsupported", "compiled autograd's call_hook is called on values it does not make")
     mark = checkpoint(tracer)
-    view = ArrayValue(gradient.node, tensor=True)  # the Tensor the tape hands the hook
-    result = call_user(tracer, hooks.items[index.value], [view], {})
+    # The Tensors the tape hands the hook.
+    views = [ArrayValue(value.node, tensor=True) if isinstance(value, ArrayValue) else value for value in gradients]
+    hook_args = views if fn is call_hook else [SequenceValue(tuple, views[:count]), SequenceValue(tuple, views[count:])]
+    result = call_user(tracer, hooks.items[index.value], hook_args, {})
     if result is None:
         raise Break("unsupported", "a hook that is not a Python function is not inlined",
                     hint="it runs in Python at a graph break")
-    refused = _refused(tracer, view, gradient, result)
-    if refused is not None:
+    replaced = _replaced(tracer, views, gradients, result, count, single=fn is call_hook)
+    if isinstance(replaced, Break):
         rollback(tracer, mark)
-        raise refused
-    if isinstance(result, ConstantValue):
-        return gradient
-    if result.node.meta.dtype != gradient.node.meta.dtype:
-        result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(gradient.node.meta.dtype)), {})
-    return ArrayValue(result.node)
+        raise replaced
+    return replaced[0] if fn is call_hook else SequenceValue(tuple, replaced)
 
 
-def _refused(tracer, view: ArrayValue, gradient: ArrayValue, result: Value) -> Break | None:
-    """Why the inlined hook cannot stand for the engine's call: what the graph, which
-    runs on arrays, would do otherwise than the tape does."""
+def _replaced(tracer, views: list[Value], gradients: list[Value], result: Value, count: int,
+              single: bool) -> list[Value] | Break:
+    """The gradients after the inlined hook, on the engine's terms (engine.call_hook,
+    call_post_hook), or the Break saying why the graph would do otherwise than the tape."""
     hint = "it runs in Python at a graph break, as the tape runs it"
-    if view.node is not gradient.node:
+    if any(view.node is not value.node for view, value in zip(views, gradients) if isinstance(value, ArrayValue)):
         return Break("unsupported", "a hook that changes the gradient in place is not inlined", hint=hint)
     if any(_holds_computed_tensor(value) for value in tracer.side_effects.values()):
         return Break("unsupported", "a hook that keeps its gradient (in a list, dict or attribute) is not inlined",
                      hint=hint + " (the graph would keep an array, not the Tensor the hook is given)")
-    if isinstance(result, ConstantValue) and result.value is None:
-        return None
-    meta = result.node.meta if isinstance(result, ArrayValue) else None
-    if meta is None or tuple(meta.shape) != tuple(gradient.node.meta.shape):
-        return Break("unsupported", "a hook returns what the autograd engine refuses (not an array of the "
-                     "gradient's shape)", hint="it runs in Python at a graph break, where the engine raises its error")
-    return None
+    if _is_none(result):
+        return list(gradients[:count])
+    results = [result] if single or isinstance(result, ArrayValue) else \
+        list(result.items) if isinstance(result, SequenceValue) else None
+    if results is None or len(results) != count or not all(map(_fits, results, gradients)):
+        return Break("unsupported", "a hook returns what the autograd engine refuses (not the gradients' shapes, or "
+                     "another number of them)", hint="it runs in Python at a graph break, where the engine raises "
+                     "its error")
+    return [new if _is_none(new) or new.node.meta.dtype == old.node.meta.dtype
+            else tracer.call_op(REGISTRY["astype"], (new, ConstantValue(old.node.meta.dtype)), {})
+            for new, old in zip(results, gradients)]
+
+
+def _fits(new: Value, old: Value) -> bool:
+    """Whether the engine keeps `new` in place of `old`, and the graph can: an array of
+    its shape, or None where there was none (a hook making or removing a gradient changes
+    what the traced graph computes)."""
+    if _is_none(new) or _is_none(old):
+        return _is_none(new) and _is_none(old)
+    return isinstance(new, ArrayValue) and tuple(new.node.meta.shape) == tuple(old.node.meta.shape)
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, ConstantValue) and value.value is None
 
 
 def _holds_computed_tensor(value: Value) -> bool:

@@ -31,7 +31,7 @@ from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
-from .backward import backward_break, inline_hook, is_call_hook, runs_backward
+from .backward import backward_break, inline_hook, is_hook_call, runs_backward
 from .breaks import Break
 from .side_effects import build_set
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -215,8 +215,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
-    if isinstance(fn, ObjectValue) and is_call_hook(fn.value):
-        return inline_hook(tracer, args, kwargs)
+    if isinstance(fn, ObjectValue) and is_hook_call(fn.value):
+        return inline_hook(tracer, fn.value, args, kwargs)
     captured = backward_break(tracer) if isinstance(fn, ObjectValue) and runs_backward(fn.value) else None
     if captured is not None:
         raise captured
@@ -370,6 +370,8 @@ def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs
 def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if fn is builtins.len and len(args) == 1 and not kwargs:
         return ConstantValue(_length(args[0]))
+    if fn is operator.getitem and len(args) == 2 and not kwargs:
+        return subscript(tracer, *args)
     if fn is builtins.abs and len(args) == 1 and isinstance(args[0], ArrayValue):
         return tracer.call_op(REGISTRY["abs"], tuple(args), kwargs)
     if fn is builtins.isinstance and len(args) == 2 and _classes(args[1]) is not None:

@@ -288,3 +288,32 @@ def test_autograd_grad_and_backward_functions_are_captured_too(jit):
     assert counters["compiled_autograd"]["captures"] == 2
     np.testing.assert_allclose(doubled.numpy(), 4 * x.numpy(), rtol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), 3.0)
+
+
+def test_node_post_hooks_are_inlined_on_the_engines_terms(jit):
+    x = pyjit.randn(5, requires_grad=True)
+    loss = jit(lambda x: (np.sin(x) * 2).sum(), backend="aot_eager")(x)
+    received = []
+    loss.grad_fn.register_hook(lambda grad_inputs, grad_outputs: received.append(len(grad_inputs)))
+    loss.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0.5,))
+    counters.clear()
+    with pyjit.compiled_autograd.enable(pyjit.compile(backend="eager", fullgraph=True)):
+        loss.backward(retain_graph=True)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.numpy()), rtol=1e-5)
+    assert received == [1]
+    x.grad = None
+    loss.backward()  # the tape agrees
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.numpy()), rtol=1e-5)
+
+
+def test_a_post_hook_returning_another_number_of_gradients_raises_the_tapes_error(jit):
+    x = pyjit.randn(5, requires_grad=True)
+    loss = jit(lambda x: (x * 2).sum(), backend="aot_eager")(x)
+    loss.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], grad_inputs[0]))
+    with pytest.raises(RuntimeError, match="incorrect number of values"):
+        loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="incorrect number of values"), \
+            pyjit.compiled_autograd.enable(pyjit.compile(backend="eager")):
+        loss.backward()
+    assert x.grad is None
