@@ -71,9 +71,9 @@ class Walk:
         root.key = ("GraphRoot", self.accumulate, self._edges(roots), self._edges(inputs or ()),
                     tuple(_array_key(grad) for grad in grads))
         self.calls = [root]
-        arrived = self._arrivals()
+        self._arrived: dict | None = None
         for index, node in enumerate(self.order):
-            self.calls.append(self._visit(node, index + 1, arrived.get(node, set())))
+            self.calls.append(self._visit(node, index + 1))
         self.lifted = [value for call in self.calls for value in call.lifted]
 
     @property
@@ -84,32 +84,38 @@ class Walk:
         position = self.position
         return tuple([(position.get(node), output_nr) for node, output_nr in edges])
 
-    def _arrivals(self) -> dict:
-        """For each node, the outputs some edge (or root) sends a gradient to."""
-        arrived: dict = {}
-        for node, output_nr in self.roots:
-            arrived.setdefault(node, set()).add(output_nr)
-        for node in self.order:
-            for child, output_nr in node.next_functions:
-                if child in self.position:
-                    arrived.setdefault(child, set()).add(output_nr)
-        return arrived
+    def arrived(self, node) -> set:
+        """The outputs of `node` some edge (or root) of the walk sends a gradient to."""
+        if self._arrived is None:
+            arrived: dict = {}
+            for root, output_nr in self.roots:
+                arrived.setdefault(root, set()).add(output_nr)
+            for parent in self.order:
+                for child, output_nr in parent.next_functions:
+                    if child in self.position:
+                        arrived.setdefault(child, set()).add(output_nr)
+            self._arrived = arrived
+        return self._arrived.get(node, set())
 
-    def _visit(self, node, position: int, arrived: set) -> NodeCall:
+    def _visit(self, node, position: int) -> NodeCall:
         call = NodeCall(node, position)
-        for output_nr, hook in list(node.pre_hooks.values()):
-            call.hooks.append((output_nr, len(self.hooks)))
-            self.hooks.append(hook)
-        for _, hook in list(node.post_hooks.values()):
-            call.post_hooks.append(len(self.hooks))
-            self.hooks.append(hook)
+        if node.pre_hooks:
+            for output_nr, hook in list(node.pre_hooks.values()):
+                call.hooks.append((output_nr, len(self.hooks)))
+                self.hooks.append(hook)
+        if node.post_hooks:
+            for _, hook in list(node.post_hooks.values()):
+                call.post_hooks.append(len(self.hooks))
+                self.hooks.append(hook)
+        state = _STATES.get(type(node))
         try:
-            state = _state(node, call.lifted, arrived, self.accumulate)
+            if state is None:
+                raise Opaque(f"{type(node).__name__} is not a node compiled autograd knows")
+            state = state(self, node, call.lifted)
         except Opaque:
-            call.lifted, call.opaque, state = [], True, ("opaque",)
-        layout = tuple(_array_key(value) for value in call.lifted)
-        call.key = (type(node), node.name(), state, self._edges(node.next_functions), node.num_outputs,
-                    tuple(output_nr for output_nr, _ in call.hooks), len(call.post_hooks), layout)
+            call.lifted, call.opaque, state = [], True, ("opaque", node.name())
+        call.key = (type(node), state, self._edges(node.next_functions), node.num_outputs,
+                    tuple([output_nr for output_nr, _ in call.hooks]), len(call.post_hooks))
         return call
 
 
@@ -119,33 +125,21 @@ def _array_key(value) -> tuple:
     return (type(value),) if dtype is None else (type(value), dtype, value.ndim)
 
 
-def _state(node, lifted: list, arrived: set, accumulate: bool):
-    if isinstance(node, OpNode):
-        return _op_state(node, lifted)
-    if isinstance(node, FunctionCtx):
-        return _function_state(node, lifted)
-    if isinstance(node, CompiledFunctionBackward):
-        return _aot_state(node, lifted, arrived)
-    if isinstance(node, AccumulateGrad):
-        return _accumulate_state(node, lifted, accumulate)
-    raise Opaque(f"{type(node).__name__} is not a node compiled autograd knows")
-
-
-def _op_state(node: OpNode, lifted: list) -> tuple:
+def _op_state(walk: Walk, node: OpNode, lifted: list) -> tuple:
     owner = node.name()
-    args = tuple(_slot_state(arg, lifted, owner) for arg in node.args)
-    kwargs = tuple((key, _slot_state(value, lifted, owner)) for key, value in node.kwargs.items())
-    return (node.op.name, args, kwargs, _slot_state(node.out, lifted, owner), tuple(node.paths))
+    args = tuple([_slot_state(arg, lifted, owner) for arg in node.args])
+    kwargs = tuple([(key, _slot_state(value, lifted, owner)) for key, value in node.kwargs.items()])
+    return (node.op, args, kwargs, _slot_state(node.out, lifted, owner), tuple(node.paths))
 
 
 def _slot_state(value, lifted: list, owner: str):
     """An op's argument as key state; a usable saved array is lifted instead."""
-    if isinstance(value, Saved):
+    if type(value) is Saved:
         array = value.unpack(owner, "")
         if isinstance(array, UnusableValue):  # a VJP may read its shape (NOTE(saved-values)): a key, not a size
             return ("unusable", tuple(array.shape), array.dtype)
         lifted.append(array)
-        return ("saved",)
+        return (type(array), array.dtype, array.ndim)
     if type(value) in (list, tuple):
         return (type(value), tuple(_slot_state(item, lifted, owner) for item in value))
     return hashable(value)
@@ -170,7 +164,7 @@ def hashable(value):
 _CTX_ATTRIBUTES = frozenset(vars(FunctionCtx(Function, ())))
 
 
-def _function_state(ctx: FunctionCtx, lifted: list) -> tuple:
+def _function_state(walk: Walk, ctx: FunctionCtx, lifted: list) -> tuple:
     saved = []
     for entry in ctx._saved:
         if entry is None:
@@ -181,7 +175,7 @@ def _function_state(ctx: FunctionCtx, lifted: list) -> tuple:
             saved.append("unusable")
         else:
             lifted.append(array)
-            saved.append("saved")
+            saved.append(_array_key(array))
     attributes = tuple(sorted((name, hashable(value)) for name, value in vars(ctx).items()
                               if name not in _CTX_ATTRIBUTES))
     inputs = tuple((index, tuple(shape), np.dtype(dtype).str, device) for index, shape, dtype, device in ctx._inputs)
@@ -191,23 +185,29 @@ def _function_state(ctx: FunctionCtx, lifted: list) -> tuple:
             tuple(saved), attributes)
 
 
-def _aot_state(node: CompiledFunctionBackward, lifted: list, arrived: set) -> tuple:
+def _aot_state(walk: Walk, node: CompiledFunctionBackward, lifted: list) -> tuple:
+    arrived = walk.arrived(node)
     node.arrive(arrived)  # the tape's error for a used-up output, before anything runs
     layout = []
     for value in node.saved_arguments():
         if hasattr(value, "shape") or type(value) in (int, float, bool, complex):
             lifted.append(value)
-            layout.append("lifted")
+            layout.append(_array_key(value))
         else:
             layout.append(hashable(value))
     outputs = tuple((tuple(shape), np.dtype(dtype).str) for shape, dtype in node.outputs)
     return (node.compiled, tuple(layout), outputs, tuple(sorted(arrived)))
 
 
-def _accumulate_state(node: AccumulateGrad, lifted: list, accumulate: bool) -> tuple:
+def _accumulate_state(walk: Walk, node: AccumulateGrad, lifted: list) -> tuple:
     variable = node.variable
-    if not accumulate:
+    if not walk.accumulate:
         return ("capture",)
-    if variable._grad is not None:
-        lifted.append(variable._grad._array)
-    return ("accumulate", variable.dtype.str, variable._grad is not None)
+    if variable._grad is None:
+        return ("accumulate", variable.dtype)
+    lifted.append(variable._grad._array)
+    return ("accumulate", variable.dtype, _array_key(variable._grad._array))
+
+
+_STATES = {OpNode: _op_state, FunctionCtx: _function_state, CompiledFunctionBackward: _aot_state,
+           AccumulateGrad: _accumulate_state}
