@@ -24,3 +24,9 @@ def test_example_runs(example):
         assert "matrix products take about" in completed.stdout
         assert completed.stdout.count("fused kernels") == 4  # one line per mode
         assert "What compiling gains here" in completed.stdout
+    if example.stem == "compiled_autograd":  # SPEC section 5, example 1: what the tutorial prints
+        assert "no graph break" in completed.stdout
+        for node in ("SubBackward", "MulBackward", "DivBackward"):
+            assert f"Cache miss due to new autograd node: {node} (NodeCall" in completed.stdout
+        assert "Cache miss due to changed shapes: marking size idx 0 of" in completed.stdout
+        assert "aot0_" in completed.stderr and "call_hook" in completed.stderr  # the compiled_autograd log

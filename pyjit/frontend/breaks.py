@@ -55,6 +55,7 @@ class Break(Exception):
     leaves the frontend: the callback turns it into a skip or an Unsupported error."""
 
     internal = ""  # pyjit's own traceback where it was raised, kept with config.verbose (NOTE(verbose))
+    captured = False  # a call run under compiled autograd: a split, not a break (NOTE(captured-backward))
 
     def __init__(self, kind: str, explanation: str, hint: str = "", where: SourceLoc | None = None):
         super().__init__(explanation)

@@ -31,6 +31,7 @@ from ..ops import REGISTRY
 from ..ops.registry import Op
 from . import functionalise
 from .allowed import graph_op, makes_tensors
+from .backward import backward_break, inline_hook, is_hook_call, runs_backward
 from .breaks import Break
 from .containers import build_set
 from .inline import call_special, call_user
@@ -214,6 +215,11 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
+    if isinstance(fn, ObjectValue) and is_hook_call(fn.value):
+        return inline_hook(tracer, fn.value, args, kwargs)
+    captured = backward_break(tracer) if isinstance(fn, ObjectValue) and runs_backward(fn.value) else None
+    if captured is not None:
+        raise captured
     allowed = graph_op(fn.value) if isinstance(fn, ObjectValue) else None
     if allowed is not None:  # NOTE(allow-in-graph)
         if any(isinstance(value, ArrayValue) and value.tensor for value in (*args, *kwargs.values())):
@@ -326,7 +332,8 @@ def _call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value]
             else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
         return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
     if name not in TENSOR_METHODS:
-        raise _method_break("Tensor", name)
+        captured = backward_break(tracer) if name == "backward" else None  # NOTE(captured-backward)
+        raise captured or _method_break("Tensor", name)
     if name in CONVERSIONS:
         if args or kwargs:
             raise Break("user_error", f"Tensor.{name}() takes no arguments")
@@ -375,6 +382,8 @@ def _call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs
 def _call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if fn is builtins.len and len(args) == 1 and not kwargs:
         return ConstantValue(_length(args[0]))
+    if fn is operator.getitem and len(args) == 2 and not kwargs:
+        return subscript(tracer, *args)
     if fn is builtins.abs and len(args) == 1 and isinstance(args[0], ArrayValue):
         return tracer.call_op(REGISTRY["abs"], tuple(args), kwargs)
     if fn is builtins.isinstance and len(args) == 2 and _classes(args[1]) is not None:

@@ -44,6 +44,7 @@ from typing import Callable
 from .. import _C, config, trace
 from ..exc import BackendCompilerFailed, Unsupported
 from ..utils import counters
+from .backward import run_under
 from .breaks import Break, BreakReason
 from .assemble import assemble
 from .bytecode import Instr, call_instructions
@@ -91,8 +92,10 @@ class Converter:
     captured even where its file would be skipped."""
 
     def __init__(self, compiler: Callable, *, fullgraph: bool = False, dynamic: bool | None = None,
-                 top_code=None, observer=None):
+                 top_code=None, observer=None, backward_compiler: Callable | None = None):
         self.compiler, self.fullgraph, self.dynamic, self.top_code = compiler, fullgraph, dynamic, top_code
+        # What compiles a backward captured under config.compiled_autograd (NOTE(captured-backward)).
+        self.backward_compiler = backward_compiler
         self.observer = observer  # explain()'s recorder: on_graph(...), on_break(reason)
 
     def __call__(self, frame):
@@ -176,6 +179,14 @@ class Converter:
             # A Break is kept as a record; its traceback would hold this frame, and so the
             # FrameInfo and the user's arguments, in a cycle until the next collection.
             stop = stop.with_traceback(None)
+            if stop.captured and self.backward_compiler is not None:
+                try:
+                    return tracer, build_break(tracer, self._compile_graph, run_under(self.backward_compiler)), None
+                except Break as why:  # an ordinary break then (NOTE(captured-backward))
+                    tracer.unresumable = why.explanation
+                    return tracer, None, stop
+                except _CompilerFailed as failure:
+                    return tracer, self._failing(tracer, failure.__cause__), None
             if stop.kind == "user_error" or self.fullgraph:
                 tracer.capture.unresumable = \
                     "the original code raises it" if stop.kind == "user_error" else "fullgraph=True"

@@ -4,7 +4,8 @@ leave a function alone (`graph_break`, which breaks the graph on purpose, is in 
 The public `pyjit.compile` and `pyjit.optimize` look the backend up (the frontend never
 imports pyjit.backends) and hand its compiler function here.
 
-NOTE(entry-functions): `compile` takes Python functions and methods; the public
+NOTE(entry-functions): `compile` takes Python functions and methods, and a GraphModule
+(its printed `forward`: compiled autograd hands its compiler one); the public
 `pyjit.compile` turns a pyjit.nn.Module into its compiled `forward` (pyjit/__init__.py).
 
 NOTE(pickling): a compiled function travels to another process (multiprocessing,
@@ -32,6 +33,7 @@ import threading
 from typing import Callable
 
 from .. import _C
+from ..graph import GraphModule
 from .convert import Converter
 
 
@@ -48,10 +50,13 @@ def compile(fn: Callable | None = None, *, compiler: Callable, fullgraph: bool =
                                  rebuild=rebuild)
     if disable:
         return fn
+    if isinstance(fn, GraphModule):  # what compiled autograd hands its compiler (NOTE(entry-functions))
+        fn = fn.forward
     code = getattr(fn, "__code__", None)
     if code is None:
         raise TypeError(f"pyjit.compile takes a Python function, not {type(fn).__name__} (NOTE(entry-functions))")
-    converter = Converter(compiler, fullgraph=fullgraph, dynamic=dynamic, top_code=code)
+    converter = Converter(compiler, fullgraph=fullgraph, dynamic=dynamic, top_code=code,
+                          backward_compiler=backward_compiler(compiler, fullgraph, dynamic))
     compiled = functools.update_wrapper(_C.CompiledFunction(fn, converter), fn)
     compiled._pyjit_rebuild = rebuild
     return compiled
@@ -62,7 +67,8 @@ class optimize:  # noqa: N801  (used as a function, like torch._dynamo.optimize)
     of a function it decorates. `nopython=True` is fullgraph. Blocks nest, per thread."""
 
     def __init__(self, compiler: Callable, *, nopython: bool = False, dynamic: bool | None = None):
-        self.callback = Converter(compiler, fullgraph=nopython, dynamic=dynamic)
+        self.callback = Converter(compiler, fullgraph=nopython, dynamic=dynamic,
+                                  backward_compiler=backward_compiler(compiler, nopython, dynamic))
         self._saved = threading.local()
 
     def __enter__(self):
@@ -74,6 +80,13 @@ class optimize:  # noqa: N801  (used as a function, like torch._dynamo.optimize)
 
     def __call__(self, fn: Callable) -> Callable:
         return functools.update_wrapper(_C.CompiledFunction(fn, self.callback), fn)
+
+
+def backward_compiler(compiler: Callable, fullgraph: bool, dynamic: bool | None) -> Callable:
+    """The compiler function of a backward captured under config.compiled_autograd
+    inside code compiled with these settings: the same backend and settings
+    (NOTE(captured-backward) in backward.py)."""
+    return functools.partial(compile, compiler=compiler, fullgraph=fullgraph, dynamic=dynamic)
 
 
 def disable(fn: Callable | None = None):

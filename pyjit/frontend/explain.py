@@ -22,6 +22,7 @@ from typing import Callable
 from .. import _C
 from .breaks import BreakReason
 from .convert import Converter
+from .entry import backward_compiler
 
 
 @dataclasses.dataclass
@@ -94,7 +95,8 @@ def explain(fn: Callable, *, compiler: Callable) -> Callable[..., ExplainOutput]
         output = ExplainOutput()
         copy = _fresh_copy(fn)
         # A compiler of its own (NOTE(explain)): the partial is a new object per call.
-        converter = Converter(functools.partial(compiler), top_code=copy.__code__, observer=output)
+        converter = Converter(functools.partial(compiler), top_code=copy.__code__, observer=output,
+                              backward_compiler=backward_compiler(compiler, False, None))
         _C.CompiledFunction(copy, converter)(*args, **kwargs)
         return output
 

@@ -83,8 +83,9 @@ def inline(tracer, function: types.FunctionType, source: Source | None, args: li
     except Break as stop:
         tracer.capture.rollback(mark)
         where = stop.where or child.loc
-        raise Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint,
-                    where=where) from None
+        raised = Break(stop.kind, f"inlining {function.__qualname__}: {stop.explanation}", stop.hint, where=where)
+        raised.captured = stop.captured  # the callee's frame captures its own backward (NOTE(captured-backward))
+        raise raised from None
 
 
 def _refuse(tracer, function: types.FunctionType, source: Source | None) -> None:

@@ -98,7 +98,9 @@ class Capture:
         """Forget what was recorded since `mark`: ops, graph inputs, side effects (an
         inlined call that broke, NOTE(inlining)). Guards stay: they only make the entry
         more specific."""
-        added = {id(node) for node in self.graph.nodes[mark.nodes:]}
+        # A new input's placeholder goes in before the ops (Tracer.wrap), so the ops recorded
+        # since the mark start that many places later.
+        added = {id(node) for node in self.graph.nodes[mark.nodes + len(self.inputs) - mark.inputs:]}
         for source, _, node in self.inputs[mark.inputs:]:
             added.add(id(node))
             del self.input_of[source]

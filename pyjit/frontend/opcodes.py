@@ -135,6 +135,15 @@ def _store_fast(tracer, instr):
     tracer.locals[instr.arg] = tracer.pop()
 
 
+@handler("DELETE_FAST")
+def _delete_fast(tracer, instr):
+    """`del x` unbinds the local (a printed GraphModule frees its values this way)."""
+    name = instr.arg
+    if tracer.locals.get(name) is NULL or (name not in tracer.locals and name not in tracer.arguments):
+        raise Break("user_error", f"local variable {name!r} is read before it is assigned")  # Python's error
+    tracer.locals[name] = NULL
+
+
 @handler("STORE_FAST_STORE_FAST", since=(3, 13))
 def _store_fast_pair(tracer, instr):
     for name in instr.arg:
@@ -731,7 +740,7 @@ _NEVER_HANDED = "generators, coroutines and module or class bodies are never cap
 _UNHANDLED_GROUPS = {
     ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
     ("break", _MUTATION): (
-        "STORE_DEREF", "DELETE_ATTR", "DELETE_FAST", "DELETE_GLOBAL", "DELETE_DEREF"),
+        "STORE_DEREF", "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_DEREF"),
     ("break", _CONTAINERS): ("CALL_INTRINSIC_2",),
     ("break", _FUNCTIONS): (
         "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX",

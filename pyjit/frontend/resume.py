@@ -84,9 +84,11 @@ _VARARGS_FLAGS = 0x04 | 0x08  # CO_VARARGS, CO_VARKEYWORDS: a resume function ta
 _INTROSPECTION = frozenset({"locals", "vars", "dir"})
 
 
-def build_break(tracer, compiler: Callable) -> Output:
+def build_break(tracer, compiler: Callable, wrap: Callable | None = None) -> Output:
     """The transformed code of a frame the tracer stopped at a break
-    (NOTE(resume-functions)); raises Break saying why when it cannot be resumed."""
+    (NOTE(resume-functions)); raises Break saying why when it cannot be resumed. With
+    `wrap`, the breaking call calls `wrap(callable)` instead of the callable, and is
+    never split before (NOTE(captured-backward))."""
     instr, index, code = tracer.instr, tracer.index, tracer.code
     instructions = tracer.bytecode.instructions
     _refuse_introspection(code, instructions)
@@ -95,7 +97,7 @@ def build_break(tracer, compiler: Callable) -> Output:
         if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
             raise Break("unsupported", "the instruction is inside a try or with block")
     except Break:
-        if not tracer.graph.calls():
+        if not tracer.graph.calls() or wrap is not None:
             raise
         start = ON_BREAK[instr.name].start(instructions, index) if instr.name in ON_BREAK else index
         consumed, produced, replay, targets = 0, (), [], [start]  # split the frame before it
@@ -136,7 +138,8 @@ def build_break(tracer, compiler: Callable) -> Output:
             body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
     body += effects.replay(tracer, outputs, temps, [], loc)
     redo = [instr for value in operands for instr in (
-        [Instr("PUSH_NULL", loc=loc)] if value is NULL else _load(value, temps, outputs, tracer.code, loc))]
+        [Instr("PUSH_NULL", loc=loc)] if value is NULL else _wrapped(
+            wrap if value is _called(operands) else None, _load(value, temps, outputs, tracer.code, loc), loc))]
     results = [TEMP.format(len(temps) + i) for i in range(sum(produced))]
     redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
     if instr.handler is not None:  # a break inside the body the graph ran under
@@ -157,6 +160,17 @@ def build_break(tracer, compiler: Callable) -> Output:
         body += _handler_code(instructions, handler)
     bytecode = dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body)
     return Output(assemble(bytecode), graph_module)
+
+
+def _called(operands: list[Value]) -> Value | None:
+    """The callable among a call's operands: whichever of its two slots is not NULL (the
+    first when both hold a value: `method, self`)."""
+    return operands[1] if len(operands) > 1 and operands[0] is NULL else operands[0] if operands else None
+
+
+def _wrapped(wrap: Callable | None, load: list, loc) -> list:
+    """`load`, or `wrap(<what load pushes>)` (NOTE(captured-backward))."""
+    return load if wrap is None else call_instructions([Instr("LOAD_CONST", wrap, loc=loc)], [load], loc)
 
 
 def _under(handler, prefix: list[Value], instructions: list, loc, code) -> list:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import operator
 import types
 from typing import Any
 
@@ -191,7 +192,7 @@ SUPPORTED_BUILTINS = frozenset({builtins.len, builtins.isinstance, builtins.abs,
                                 builtins.range, builtins.slice, builtins.enumerate, builtins.zip,
                                 builtins.reversed, builtins.iter, builtins.next, builtins.sum, builtins.getattr,
                                 builtins.set, builtins.frozenset, builtins.str, builtins.repr, builtins.ascii,
-                                builtins.format,
+                                builtins.format, operator.getitem,  # how printed graphs index a tuple
                                 # dtype questions, folded on constants (`np.dtype(x.dtype).kind`)
                                 np.dtype, np.finfo, np.iinfo})
 

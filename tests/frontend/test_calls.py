@@ -427,3 +427,14 @@ def test_an_array_method_that_is_not_captured_breaks_once_at_its_call(jit):
     tolist = "ndarray.tolist() needs the array's values, which exist only when the graph runs"
     assert counters["graph_break"][tolist] == 1 and not any("copy" in reason or "flatten" in reason
                                                             for reason in counters["graph_break"])
+
+
+def test_operator_getitem_indexes_as_the_subscript_does(jit):
+    import operator
+
+    def pick(x, pair):
+        return operator.getitem(x, 1) * operator.getitem(pair, 0)
+
+    x = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(jit(pick)(x, (2.0, 3.0)), pick(x, (2.0, 3.0)))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]

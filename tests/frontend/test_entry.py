@@ -198,3 +198,15 @@ def test_functions_optimize_decorates_do_not_pickle():
     with pytest.raises(pickle.PicklingError, match="not made by pyjit.compile"):
         pickle.dumps(pyjit.optimize("eager")(cosine))
     assert pickle.loads(pickle.dumps(pyjit.disable(cosine))).__wrapped__ is cosine
+
+
+def test_a_graph_module_compiles_as_its_printed_forward_in_one_graph():
+    """What compiled autograd hands `pyjit.compile(...)`: the printed code frees values
+    with `del`, which is captured, so the whole module is one graph."""
+    counters.clear()
+    module = pyjit.make_fx(lambda x: np.cos(np.cos(x)).sum())(pyjit.ones(3))
+    assert "del " in module.code
+    compiled = pyjit.compile(module, backend="eager")
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    np.testing.assert_allclose(compiled(x), module(x))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]

@@ -204,3 +204,24 @@ def test_a_sequential_model_is_one_graph(jit):
         np.testing.assert_allclose(jit(model.forward)(x).numpy(), model(x).numpy(), rtol=1e-6)
     # Sequential.forward iterates the module: its __iter__ is inlined, over _modules.values()
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+OFFSET = np.ones(3)
+
+
+def test_a_callee_that_reads_a_new_input_then_breaks_rolls_back_only_its_own_ops(jit):
+    """The callee's new input goes in before the ops; rolling back the callee must not
+    take the caller's last op with it (it crashed the transformed code)."""
+    def helper(x):
+        y = x + OFFSET
+        print("a break inside the callee")
+        return y
+
+    def caller(x):
+        doubled = x * 2  # the caller's last op before the call, used only after it
+        return helper(x) + doubled
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(jit(caller)(x), caller(x))
+    assert any(key.startswith("inlining") and key.endswith("helper: a call to the function print is not captured")
+               for key in counters["graph_break"])

@@ -203,3 +203,20 @@ def test_inlined_comprehensions_are_captured_and_restore_their_variable(jit):
     assert same(got[0], want[0]) and got[1:] == want[1:]
     if sys.version_info >= (3, 12):  # 3.11 makes each comprehension a function of its own
         assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_del_unbinds_a_local_and_deleting_an_unbound_one_raises_pythons_error(jit):
+    def freed(x, unused):
+        y = np.sin(x)
+        del x, unused
+        return y * 2
+
+    np.testing.assert_array_equal(jit(freed)(np.ones(3), np.zeros(2)), freed(np.ones(3), np.zeros(2)))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+    def twice(x):
+        del x
+        del x
+
+    with pytest.raises(UnboundLocalError):
+        jit(twice)(np.ones(3))
