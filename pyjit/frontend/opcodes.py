@@ -33,11 +33,15 @@ import sys
 from typing import Callable
 
 from ..ops import REGISTRY
+from .attributes import load_attr
 from .breaks import Break
 from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, attribute_load, call_start, compare_op, is_method_load,
                        replay_call, replay_jump)
-from .calls import binary, call, consume, formatted, inplace_binary, iterate, load_attr, store_array_item, subscript
+from .calls import call
 from .containers import build_dict, build_set
+from .iteration import consume, iterate
+from .operators import binary, inplace_binary, store_array_item, subscript
+from .strings import formatted
 from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
                      python_value)
 
@@ -639,7 +643,7 @@ def _jump_or_pop(tracer, instr):
 
 # -- loops -----------------------------------------------------------------------------------------
 # NOTE(loop-unrolling): loops are unrolled at trace time, as TorchDynamo does. GET_ITER
-# (and `iter`, `enumerate`, `zip`, `reversed`: pyjit/frontend/calls.py) makes an
+# (and `iter`, `enumerate`, `zip`, `reversed`: pyjit/frontend/iteration.py) makes an
 # IteratorValue of what the iterable yields: the items of a tuple or list value, of a
 # constant tuple, list, str, bytes or range, or the rows `x[0], x[1], ...` of an array
 # whose first size is static (getitem ops); anything else is a graph break before the
@@ -700,7 +704,7 @@ def _end_for(tracer, instr):
     tracer.pop()
 
 
-# -- f-strings (NOTE(string-formatting) in calls.py) --------------------------------------------
+# -- f-strings (NOTE(string-formatting) in strings.py) ------------------------------------------
 @handler("FORMAT_VALUE", until=(3, 12))
 def _format_value(tracer, instr):
     spec = tracer.pop() if instr.arg & 0x04 else None

@@ -42,6 +42,7 @@ import numpy as np
 from ..autograd.methods import NUMPY_ALIASES
 from ..graph import Node
 from ..ops import REGISTRY
+from .breaks import Break
 from .sources import Source
 
 
@@ -185,7 +186,7 @@ class _Member(Value):
 
 MEMBER = _Member()  # what a set's element maps to in its DictValue: nothing, never read
 
-# Builtins the interpreter calls itself (NOTE(value-kinds)); pyjit/frontend/calls.py
+# Builtins the interpreter calls itself (NOTE(value-kinds)); pyjit/frontend/builtin_calls.py
 # says what each does with its arguments.
 SUPPORTED_BUILTINS = frozenset({builtins.len, builtins.isinstance, builtins.abs, builtins.min, builtins.max,
                                 builtins.int, builtins.float, builtins.bool, builtins.tuple, builtins.list,
@@ -234,6 +235,14 @@ def is_constant(value: Value) -> bool:
     except LookupError:
         return False
     return True
+
+
+def fold(fn, *args, **kwargs) -> Any:
+    """`fn(*args)` on constants at trace time; an error the code would raise is the user's."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as error:
+        raise Break("user_error", f"{type(error).__name__}: {error}") from error
 
 
 def contents(value: Value) -> list[Value]:

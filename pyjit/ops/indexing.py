@@ -165,7 +165,7 @@ def _mask_of(index):
 def _index_put_meta(x: TensorMeta, index, values) -> TensorMeta:
     mask = _mask_of(index)
     if mask is not None:
-        # NOTE(functionalisation) in pyjit/frontend/calls.py: the count of True values is
+        # NOTE(functionalisation) in pyjit/frontend/functionalise.py: the count of True values is
         # not known, so only a mask over leading axes and a single value are modelled.
         if mask.ndim > x.ndim:
             raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {mask.ndim} were indexed")
@@ -198,7 +198,7 @@ def _index_put_vjp(grad, out, x, index, values):
 @primitive("index_put", category="other", meta=_index_put_meta, vjp=_index_put_vjp)
 def index_put(xp, x, index, values):
     """A copy of `x` with `values` written at x[index]: item assignment `x[index] = values`,
-    made functional (NOTE(functionalisation) in pyjit/frontend/calls.py). `values` is cast
+    made functional (NOTE(functionalisation) in pyjit/frontend/functionalise.py). `values` is cast
     to x's dtype as assignment casts it; where an integer-array index repeats an element,
     one of the values written there is kept, as in NumPy."""
     result = xp.array(x, copy=True)

@@ -1,4 +1,4 @@
-"""pyjit/frontend/interpreter.py (with the handlers of opcodes.py and calls.py): compiled
+"""pyjit/frontend/interpreter.py (with the handlers of opcodes.py and what they call): compiled
 straight-line NumPy functions give exactly the plain results (same types, dtypes,
 shapes, values) and capture one graph; what cannot be captured runs as it is."""
 

@@ -1,0 +1,184 @@
+"""Calls on arrays: NumPy functions to registry entries, and the methods of ndarrays and
+pyjit Tensors.
+
+NOTE(numpy-calls): a call of a NumPy function is bound against NumPy's own signature
+first (so `np.mean(x, 0)` means axis=0 as NumPy says), then passed to the registry
+entry positionally in the entry's parameter order. An argument NumPy names and the
+entry has no parameter for (`dtype=`, `out=`, `where=`) makes the frame unsupported,
+never silently dropped (unless it is None where NumPy's default is None). The leading
+data parameters may be named differently (`a` in NumPy, `x` in the entry); option
+parameters (`axis`, `keepdims`, ...) must match by name. Ufuncs take their `nin`
+arrays positionally and keywords as given. An ndarray method `x.name(*args)` is
+`np.name(x, *args)`, except `reshape` and `transpose`, which also take their sizes or
+axes unpacked.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
+from ..ops import REGISTRY
+from .backward import backward_break
+from .breaks import Break
+from .operators import inplace_binary, ufunc_into
+from .values import ArrayValue, ConstantValue, SequenceValue, Value, fold
+
+# Parameters that choose how an op works, as opposed to the data it works on.
+_OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
+                      "decimals", "mode", "copy", "device", "kind", "correction", "mean", "subok", "shape",
+                      "indices", "axis1", "axis2", "a_min", "a_max", "min", "max"})
+# ndarray methods that are registry entries: NumPy's names only (autograd also has PyTorch's).
+ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape", "transpose")
+                          if hasattr(np.ndarray, name) and FORWARDED.get(name, name) in REGISTRY)
+# Tensor methods that update in place, as their operators (NOTE(functionalisation) in functionalise.py).
+_INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+# ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
+# call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
+COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
+# Methods whose answer is the array's values as Python objects: data-dependent breaks.
+_VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
+# Tensor methods the interpreter records (NOTE(tensor-capture)).
+TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
+
+
+def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if isinstance(function, np.ufunc):
+        if len(args) > function.nin or not _is_none(kwargs.get("out")):
+            return ufunc_into(tracer, entry, function, args, kwargs)
+        kwargs.pop("out", None)
+        return tracer.call_op(entry, tuple(args), kwargs)
+    return tracer.call_op(entry, *_bind(entry, function, args, kwargs))
+
+
+def _is_none(value: Value | None) -> bool:
+    return value is None or (isinstance(value, ConstantValue) and value.value is None)
+
+
+def _bind(entry, function, args: list, kwargs: dict) -> tuple[tuple, dict]:
+    """NOTE(numpy-calls): the call as the registry entry's positional arguments."""
+    numpy_params, entry_params = _parameters(function), _parameters(entry)
+    if numpy_params is None or entry_params is None:
+        return tuple(args), kwargs
+    try:
+        bound = numpy_params.bind(*args, **kwargs).arguments
+    except TypeError as error:
+        raise Break("user_error", f"{entry.name}: {error}") from None
+    names = list(numpy_params.parameters)
+    entry_names = [name for name in entry_params.parameters if name != "xp"]
+    values = {}
+    for position, name in enumerate(names):
+        if name not in bound or _is_default(bound[name], numpy_params.parameters[name]):
+            continue
+        target = name if name in entry_names else None
+        if target is None and position < len(entry_names) and name not in _OPTIONS \
+                and entry_names[position] not in _OPTIONS:
+            target = entry_names[position]
+        if target is None:
+            raise Break("unsupported", f"numpy.{entry.name}'s argument {name}= is not captured",
+                        hint="the op registry does not model it (docs/ops.md, 'Out of scope')")
+        values[target] = bound[name]
+    positional = []
+    for name in entry_names:
+        if name in values:
+            positional.append(values.pop(name))
+        elif not values:
+            break
+        else:
+            default = entry_params.parameters[name].default
+            if default is inspect.Parameter.empty:
+                raise Break("user_error", f"{entry.name}: missing argument {name!r}")
+            positional.append(ConstantValue(default))
+    return tuple(positional), {}
+
+
+def _is_default(value: Value, parameter: inspect.Parameter) -> bool:
+    """An argument given as None where None is NumPy's default (`out=None`) asks for nothing."""
+    return isinstance(value, ConstantValue) and value.value is None and parameter.default is None
+
+
+@functools.cache
+def _parameters(fn) -> inspect.Signature | None:
+    """The signature of a NumPy function or a registry entry's implementation; None when
+    it has none or takes *args/**kwargs (then the call passes through as written)."""
+    target = getattr(fn, "impl", None) or getattr(fn, "decomposition", None) or fn
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    kinds = {parameter.kind for parameter in signature.parameters.values()}
+    if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
+        return None
+    return signature
+
+
+def call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`tensor.name(*args, **kwargs)` as pyjit/autograd/methods.py defines it."""
+    if name in _INPLACE_METHODS:
+        alpha = kwargs.pop("alpha", None) if name in ("add_", "sub_") else None
+        if name in ("add_", "sub_") and len(args) == 2 and alpha is None:
+            args, alpha = args[:1], args[1]
+        if len(args) != 1 or kwargs:
+            raise Break("unsupported", f"Tensor.{name} with arguments other than one operand is not captured")
+        other = args[0] if _is_none(alpha) or (isinstance(alpha, ConstantValue) and alpha.value == 1) \
+            else tracer.call_op(REGISTRY["multiply"], (args[0], alpha), {})
+        return inplace_binary(tracer, _INPLACE_METHODS[name], tensor, other)
+    if name not in TENSOR_METHODS:
+        captured = backward_break(tracer) if name == "backward" else None  # NOTE(captured-backward)
+        raise captured or method_break("Tensor", name)
+    if name in CONVERSIONS:
+        if args or kwargs:
+            raise Break("user_error", f"Tensor.{name}() takes no arguments")
+        dtype = np.dtype(CONVERSIONS[name])
+        if tensor.node.meta.dtype == dtype:
+            return tensor
+        return tracer.call_op(REGISTRY["astype"], (tensor, ConstantValue(dtype)), {})
+    if name in ("view", "permute"):
+        return call_method(tracer, tensor, "reshape" if name == "view" else "transpose", args, kwargs)
+    if name == "transpose" and len(args) == 2 and not kwargs and all(
+            isinstance(arg, ConstantValue) and type(arg.value) is int for arg in args):
+        first, second = (arg.value for arg in args)
+        if tensor.node.meta.ndim != 2:
+            return tracer.call_op(REGISTRY["swapaxes"], (tensor, *args), {})
+        if first % 2 == 0 and second % 2 == 1:
+            raise Break("user_error", f"transpose({first}, {second}) of a matrix is ambiguous")
+    if name in ("reshape", "transpose"):
+        return call_method(tracer, tensor, name, args, kwargs)
+    keywords = fold(numpy_keywords, kwargs)
+    return tracer.call_op(REGISTRY[FORWARDED[name]], (tensor, *args), keywords)
+
+
+def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if name in COPYING_METHODS and not args and not kwargs:
+        if name != "copy":
+            array = tracer.call_op(REGISTRY["reshape"], (array, ConstantValue(-1)), {})
+        if name == "ravel":
+            return array
+        return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
+    if name not in ARRAY_METHODS:
+        raise method_break("ndarray", name)
+    entry = REGISTRY[FORWARDED.get(name, name)]
+    if name in ("reshape", "transpose"):
+        if kwargs:
+            raise Break("unsupported", f"ndarray.{name} with keyword arguments")
+        if len(args) == 1 and not (isinstance(args[0], ConstantValue) and isinstance(args[0].value, int)
+                                   and name == "transpose"):
+            packed = args[0]
+        else:
+            packed = SequenceValue(tuple, list(args)) if args else ConstantValue(None)
+        return tracer.call_op(entry, (array, packed), {})
+    return call_numpy(tracer, entry, getattr(np, name, None), [array, *args], kwargs)
+
+
+def method_break(kind: str, name: str) -> Break:
+    """NOTE(method-breaks): an array's method that is not captured (`y.item`,
+    `loss.backward`) loads as a method value and the break is its call, where the
+    transformed code runs the load and the call together in Python: one user call is
+    one break (explain's count), not a break at the load and another at the call."""
+    if name in _VALUE_METHODS:
+        return Break("data_dependent", f"{kind}.{name}() needs the array's values, which exist only when the "
+                     "graph runs", hint="it runs in Python at a graph break")
+    return Break("unsupported", f"{kind}.{name}() is not captured", hint="it runs in Python at a graph break")
