@@ -441,10 +441,6 @@ class _KernelWriter:
     def _column_split(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
         t, reduce = self.index_type, step.reduce()
         acc = vtype(self._acc_dtype(reduce))
-        value, position = f"{reduce.name}_acc", f"{reduce.name}_pos"
-        positional = REGISTRY[reduce.kind].reduction.positional
-        item_bytes = SLOT_BYTES if positional else 8
-        self.column_item_bytes = max(self.column_item_bytes, item_bytes)
         columns, rows = self._chunks(step)
         self._emit(1, f"const {t} span = ({t})(({rows} + chunks - 1) / chunks);")
         self._emit(1, f"for ({t} item = ({t})(blockIdx.x * blockDim.x + threadIdx.x); "
@@ -453,9 +449,8 @@ class _KernelWriter:
         self._emit(2, f"const {t} first = item / ({t})({columns}) * span;")
         self._emit(2, f"const {t} stop = first + span < ({t})({rows}) ? first + span : ({t})({rows});")
         self._unflatten(step.columns, "column", 2)
-        self._emit(2, f"{acc} {value} = {self._identity(reduce)};")
-        if positional:
-            self._emit(2, f"int64_t {position} = -1;")
+        value, position, item_bytes = self._column_partial(reduce, 2)
+        self.column_item_bytes = max(self.column_item_bytes, item_bytes)
         self._emit(2, f"for ({t} row = first; row < stop; row++) {{")
         self._fold(reduce, "row", 3, {})
         self._emit(2, "}")
@@ -464,7 +459,7 @@ class _KernelWriter:
         self._emit(2, "} else {")
         slot = f"ws + {self._column_offset()} + {item_bytes} * (int64_t)item"
         self._emit(3, f"*({acc} *)({slot}) = {value};")
-        if positional:
+        if item_bytes == SLOT_BYTES:
             self._emit(3, f"*(int64_t *)({slot} + 8) = {position};")
         self._emit(2, "}")
         self._emit(1, "}")
@@ -472,15 +467,11 @@ class _KernelWriter:
     def _column_finish(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
         reduce = step.reduce()
         acc = vtype(self._acc_dtype(reduce))
-        value, position = f"{reduce.name}_acc", f"{reduce.name}_pos"
         rule = REGISTRY[reduce.kind].reduction
-        item_bytes = SLOT_BYTES if rule.positional else 8
         columns, _ = self._chunks(step)
         self._emit(1, "if (chunks == 1) return;  /* the first pass stored the results */")
         self._warp_loop(step.columns, "column")
-        self._emit(2, f"{acc} {value} = {self._identity(reduce)};")
-        if rule.positional:
-            self._emit(2, f"int64_t {position} = -1;")
+        value, position, item_bytes = self._column_partial(reduce, 2)
         self._emit(2, "for (int64_t part = threadIdx.x & 31u; active && part < chunks; part += 32) {")
         slot = f"(ws + {self._column_offset()} + {item_bytes} * (part * ({columns}) + column))"
         if rule.positional:  # NOTE(column-positions): the pairs in any grouping give the first extreme
@@ -494,6 +485,16 @@ class _KernelWriter:
         self._store_column(step, reduce, after, 3)
         self._emit(2, "}")
         self._emit(1, "}")
+
+    def _column_partial(self, reduce: Reduce, depth: int) -> tuple[str, str, int]:
+        """Declares a column's running partial, at the identity: (its value, its position,
+        the bytes a partial takes in the workspace: a value, or a value and a position)."""
+        value, position = f"{reduce.name}_acc", f"{reduce.name}_pos"
+        self._emit(depth, f"{vtype(self._acc_dtype(reduce))} {value} = {self._identity(reduce)};")
+        if not REGISTRY[reduce.kind].reduction.positional:
+            return value, position, 8
+        self._emit(depth, f"int64_t {position} = -1;")
+        return value, position, SLOT_BYTES
 
     def _store_column(self, step: ColumnAccumulation | ColumnPositions, reduce: Reduce, after, depth: int) -> None:
         """`buffer[k] = combine(start, the column's total)` (the total after an identity),
