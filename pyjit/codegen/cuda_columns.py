@@ -24,11 +24,25 @@ thread that stores the column's result; any other loop over the kept axes is an
 `elements` launch. A columnar kernel of any other shape
 (the scheduler builds none) is refused with BuildError: its graph runs eagerly. The
 chunk count is pyjit_column_chunks in cuda_prelude.py.
+
+NOTE(column-positions): argmax and argmin keep the row form in the IR (a parallel loop
+over the kept axes, a Reduce over the reduced ones: NOTE(columnar-reductions)), which
+on a GPU is a block or warp per column reading it strided. Where the reduced axes all
+come before the last kept one (what makes a reduction columnar; the scheduler names a
+loop's dims by their axis, `i<axis>` kept and `r<axis>` reduced, and a collapse keeps
+the inner name), such a loop is split as an accumulation is, with the same chunks and
+launches: each (chunk, column) thread folds its rows into a (value, position) pair,
+the position counted from the first row, and the second pass folds a column's pairs.
+pyjit_arg_combine (cuda_prelude.py) orders pairs by value, a NaN first, then by the
+smaller position, so the fold gives NumPy's first extreme (or first NaN) in any
+grouping. The stores after the Reduce (its result, pointwise ops of the kept shape)
+run on the thread that stores the column.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -105,3 +119,44 @@ def _accumulation(statement) -> ColumnAccumulation | None:
         return None
     return ColumnAccumulation(inner.dims, statement.dims, store)
 
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnPositions:
+    """An argmax or argmin over leading axes in the row form (NOTE(column-positions)):
+    `positional` over its dims for each point of `columns`, then the stores `after`."""
+
+    columns: tuple
+    positional: Reduce
+    after: tuple
+
+    @property
+    def rows(self) -> tuple:
+        return self.positional.dims
+
+    def reduce(self) -> Reduce:
+        return self.positional
+
+
+_AXIS = re.compile(r"[ir](\d+)$")
+
+
+def column_positions(loop: Loop) -> ColumnPositions | None:
+    """`loop` as a positional reduction over leading axes (NOTE(column-positions)), None
+    when it is another row loop."""
+    if not (loop.parallel and loop.body and isinstance(loop.body[0], Reduce)):
+        return None
+    reduce, after = loop.body[0], loop.body[1:]
+    if not (REGISTRY[reduce.kind].reduction.positional and not reduce.stores
+            and all(isinstance(statement, Store) for statement in after)):
+        return None
+    kept, reduced = _axes(loop.dims), _axes(reduce.dims)
+    if not (kept and reduced) or None in kept + reduced or max(reduced) > max(kept):
+        return None
+    if any(dim.extent.constant_value() == 0 for dim in loop.dims):  # no columns: nothing to split
+        return None
+    return ColumnPositions(loop.dims, reduce, tuple(after))
+
+
+def _axes(dims) -> list:
+    return [int(match.group(1)) if (match := _AXIS.match(dim.var)) else None for dim in dims]

@@ -15,7 +15,8 @@ order on one stream (its `launches`); all share one parameter list: the kernel's
     known when rendering): a warp per row, its elements strided over the 32 lanes and
     combined by shuffles alone (NOTE(warp-rows));
   * `column-split` + `column-finish`: each accumulation of a columnar reduction
-    (NOTE(columnar-reductions)), its reduced axis cut into chunks over many threads and
+    (NOTE(columnar-reductions)), and an argmax or argmin over leading axes
+    (NOTE(column-positions)), its reduced axis cut into chunks over many threads and
     the partials folded by a second pass (NOTE(column-split));
   * `split` + `finish`: a reduction over the whole iteration space (a top-level Reduce),
     in two passes without atomics, so results are deterministic for a launch
@@ -44,7 +45,7 @@ from ..ops.formula import SCALAR_OPS
 from ..ops.registry import REGISTRY
 from .build import BuildError
 from .c_renderer import ctype, index_text, literal, suffix, utype
-from .cuda_columns import ColumnAccumulation, column_plan
+from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, walk_values)
@@ -315,6 +316,7 @@ class _KernelWriter:
         self.launches: list[Launch] = []
         self.slots: dict[str, tuple[int, np.dtype]] = {}  # top-level reduction -> (workspace offset, dtype)
         self.temps = 0
+        self.column_item_bytes = 0  # a column split's partial: a value, or a value and a position
         self.result: CudaKernel | None = None
 
     # -- structure ------------------------------------------------------------------------
@@ -335,6 +337,8 @@ class _KernelWriter:
                 pending_stores = []
                 if isinstance(statement, Reduce):
                     self._split_reduction(statement)
+                elif (positions := column_positions(statement)) is not None:
+                    self._split_columns(positions, positions.after)
                 elif _is_row_loop(statement):
                     mode = "warps" if _is_short_row(statement) else "rows"
                     self._function(mode, _extent(statement.dims), lambda s=statement, m=mode: self._row_launch(s, m))
@@ -342,8 +346,7 @@ class _KernelWriter:
                     self._function("elements", _extent(statement.dims), lambda s=statement: self._elements(s))
             self._flush(pending_stores)
         kernel = self.kernel
-        workspace = self._column_offset() + (COLUMN_ITEMS * 8 if any(launch.mode == "column-split"
-                                                                     for launch in self.launches) else 0)
+        workspace = self._column_offset() + COLUMN_ITEMS * self.column_item_bytes
         self.result = CudaKernel(kernel.name, tuple((stype(b.dtype), b.output) for b in kernel.buffers),
                                  kernel.sizes, tuple(self.launches), workspace, self.index_type)
         return "\n".join(self.lines)
@@ -418,21 +421,24 @@ class _KernelWriter:
                 after += plan[position].body
                 position += 1
             if step.splits():
-                columns, rows = _extent(step.columns), _extent(step.rows)
-                self._function("column-split", columns, lambda s=step, a=after: self._column_split(s, a), rows)
-                self._function("column-finish", columns, lambda s=step, a=after: self._column_finish(s, a), rows)
+                self._split_columns(step, after)
             else:  # a thread per column, its rows in order, as the IR has it
                 start = () if step.start is None else (Store(step.store.buffer, step.store.index, step.start),)
                 loop = Loop(step.columns, (*start, Loop(step.rows, (step.store,)), *after), parallel=True)
                 self._function("elements", _extent(step.columns), lambda s=loop: self._elements(s))
 
-    def _chunks(self, step: ColumnAccumulation) -> tuple[str, str]:
+    def _split_columns(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
+        columns, rows = _extent(step.columns), _extent(step.rows)
+        self._function("column-split", columns, lambda: self._column_split(step, after), rows)
+        self._function("column-finish", columns, lambda: self._column_finish(step, after), rows)
+
+    def _chunks(self, step: ColumnAccumulation | ColumnPositions) -> tuple[str, str]:
         """Declares `chunks` (pyjit_column_chunks); the columns and rows as text."""
         columns, rows = self._index(_extent(step.columns)), self._index(_extent(step.rows))
         self._emit(1, f"const int64_t chunks = pyjit_column_chunks({columns}, {rows});")
         return columns, rows
 
-    def _column_split(self, step: ColumnAccumulation, after: list) -> None:
+    def _column_split(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
         t, reduce = self.index_type, step.reduce()
         acc = vtype(self._acc_dtype(reduce))
         columns, rows = self._chunks(step)
@@ -443,37 +449,61 @@ class _KernelWriter:
         self._emit(2, f"const {t} first = item / ({t})({columns}) * span;")
         self._emit(2, f"const {t} stop = first + span < ({t})({rows}) ? first + span : ({t})({rows});")
         self._unflatten(step.columns, "column", 2)
-        self._emit(2, f"{acc} col_acc = {self._identity(reduce)};")
+        value, position, item_bytes = self._column_partial(reduce, 2)
+        self.column_item_bytes = max(self.column_item_bytes, item_bytes)
         self._emit(2, f"for ({t} row = first; row < stop; row++) {{")
         self._fold(reduce, "row", 3, {})
         self._emit(2, "}")
         self._emit(2, "if (chunks == 1) {")
         self._store_column(step, reduce, after, 3)
         self._emit(2, "} else {")
-        self._emit(3, f"*({acc} *)(ws + {self._column_offset()} + 8 * (int64_t)item) = col_acc;")
+        slot = f"ws + {self._column_offset()} + {item_bytes} * (int64_t)item"
+        self._emit(3, f"*({acc} *)({slot}) = {value};")
+        if item_bytes == SLOT_BYTES:
+            self._emit(3, f"*(int64_t *)({slot} + 8) = {position};")
         self._emit(2, "}")
         self._emit(1, "}")
 
-    def _column_finish(self, step: ColumnAccumulation, after: list) -> None:
+    def _column_finish(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
         reduce = step.reduce()
         acc = vtype(self._acc_dtype(reduce))
+        rule = REGISTRY[reduce.kind].reduction
         columns, _ = self._chunks(step)
         self._emit(1, "if (chunks == 1) return;  /* the first pass stored the results */")
         self._warp_loop(step.columns, "column")
-        self._emit(2, f"{acc} col_acc = {self._identity(reduce)};")
+        value, position, item_bytes = self._column_partial(reduce, 2)
         self._emit(2, "for (int64_t part = threadIdx.x & 31u; active && part < chunks; part += 32) {")
-        partial = f"*(const {acc} *)(ws + {self._column_offset()} + 8 * (part * ({columns}) + column))"
-        self._emit(3, f"col_acc = {self._combine_text(reduce, 'col_acc', partial)};")
+        slot = f"(ws + {self._column_offset()} + {item_bytes} * (part * ({columns}) + column))"
+        if rule.positional:  # NOTE(column-positions): the pairs in any grouping give the first extreme
+            self._emit(3, f"pyjit_arg_combine<{acc}, {_is_max(rule)}>({value}, {position}, *(const {acc} *){slot}, "
+                          f"*(const int64_t *)({slot} + 8));")
+        else:
+            self._emit(3, f"{value} = {self._combine_text(reduce, value, f'*(const {acc} *){slot}')};")
         self._emit(2, "}")
-        self._block_combine(reduce, 2, "col_acc", "", "warp")
+        self._block_combine(reduce, 2, value, position, "warp")
         self._emit(2, "if (active && (threadIdx.x & 31u) == 0) {")
         self._store_column(step, reduce, after, 3)
         self._emit(2, "}")
         self._emit(1, "}")
 
-    def _store_column(self, step: ColumnAccumulation, reduce: Reduce, after: list, depth: int) -> None:
+    def _column_partial(self, reduce: Reduce, depth: int) -> tuple[str, str, int]:
+        """Declares a column's running partial, at the identity: (its value, its position,
+        the bytes a partial takes in the workspace: a value, or a value and a position)."""
+        value, position = f"{reduce.name}_acc", f"{reduce.name}_pos"
+        self._emit(depth, f"{vtype(self._acc_dtype(reduce))} {value} = {self._identity(reduce)};")
+        if not REGISTRY[reduce.kind].reduction.positional:
+            return value, position, 8
+        self._emit(depth, f"int64_t {position} = -1;")
+        return value, position, SLOT_BYTES
+
+    def _store_column(self, step: ColumnAccumulation | ColumnPositions, reduce: Reduce, after, depth: int) -> None:
         """`buffer[k] = combine(start, the column's total)` (the total after an identity),
-        then the statements `after` at this column."""
+        or a position's result, then the statements `after` at this column."""
+        if isinstance(step, ColumnPositions):
+            final = self._final(reduce, f"{reduce.name}_acc", f"{reduce.name}_pos")
+            self._emit(depth, f"const {vtype(reduce.dtype)} {reduce.name} = {final};")
+            self._block(tuple(after), depth, {}, "thread")
+            return
         call = step.store.value
         self._emit(depth, f"const {vtype(call.dtype)} col = {self._final(reduce, 'col_acc', '')};")
         if step.starts_at_identity():

@@ -4,7 +4,7 @@ splits (NOTE(column-split)). What the split kernels compute is checked in emulat
 
 import numpy as np
 
-from pyjit.codegen.cuda_columns import ColumnAccumulation, column_plan
+from pyjit.codegen.cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from pyjit.codegen.kernel_ir import Call, Constant, Dim, Index, Load, Loop, Store
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, TensorMeta
@@ -55,3 +55,26 @@ def test_a_body_of_another_shape_has_no_plan():
     column, row = Dim("k", Index.const(4)), Dim("r", Index.const(8))
     store = Store("out", Index.name("k"), Load("x", Index.name("k") + Index.name("r") * 4, f32))  # no combine
     assert column_plan((Loop((row,), (Loop((column,), (store,), parallel=True),)),)) is None
+
+
+def row_loop(name: str, shape, axis):
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta(shape, np.dtype(np.float32)))
+    graph.output(REGISTRY[name](x, axis=axis))
+    (kernel,) = schedule(graph).kernels
+    (loop,) = kernel.body
+    return loop
+
+
+def test_argmax_and_argmin_over_leading_axes_are_column_positions():
+    for name, shape, axis in (("argmax", (300, 6), 0), ("argmin", (4, 300, 5), 1), ("argmax", (300, 2, 3), 0)):
+        loop = row_loop(name, shape, axis)
+        step = column_positions(loop)
+        assert isinstance(step, ColumnPositions) and step.reduce().kind == name
+        assert step.columns == loop.dims and step.rows == loop.body[0].dims and len(step.after) == 1
+
+
+def test_argmax_over_the_last_axis_or_of_no_columns_stays_a_row_reduction():
+    for name, shape, axis in (("argmax", (6, 300), 1), ("argmin", (4, 300, 5), 2), ("argmax", (4, 300, 1), 1),
+                              ("argmax", (300, 0), 0)):
+        assert column_positions(row_loop(name, shape, axis)) is None

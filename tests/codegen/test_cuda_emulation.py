@@ -169,6 +169,11 @@ def checked_kernels(corpus, symbolic: bool) -> list:
     return list(distinct.values())
 
 
+def source_of(source: str, function: str) -> str:
+    """The text of `__global__` function `function` in a unit's source."""
+    return source.split(f" {function}(", 1)[1].split("\n}\n", 1)[0]
+
+
 @pytest.mark.skipif(nvrtc.available() is None, reason="no NVRTC (pip install nvidia-cuda-nvrtc-cu12) and no nvcc")
 @pytest.mark.parametrize(("arch", "symbolic"), [("sm_80", True), ("sm_90", False)])
 def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch, symbolic):
@@ -178,6 +183,9 @@ def test_nvrtc_compiles_every_kernel_without_warnings(corpus, arch, symbolic):
     modes = {launch.mode for kernel in unit.kernels.values() for launch in kernel.launches}
     assert {"elements", "warps", "split", "finish", "column-split", "column-finish", "single"} <= modes
     assert "rows" in modes or not symbolic  # a row of symbolic length gets a block
+    finishes = [source_of(unit.source, launch.function) for kernel in unit.kernels.values()
+                for launch in kernel.launches if launch.mode == "column-finish"]
+    assert any("pyjit_arg_combine<" in text for text in finishes)  # argmax/argmin split (NOTE(column-positions))
     ptx, log = nvrtc.compile_ptx(unit.source, arch, quick=True)
     assert "warning" not in log.lower(), log[:3000]
     assert ptx.count(".entry") >= len(kernels)
@@ -316,7 +324,9 @@ WIDE = ((40, 33000), 0)
 def column_inputs(shape, dtype) -> list:
     """(label, array): values in every layout a column reduction reads: C order, F order,
     a strided view, a row broadcast over the rows (stride 0), and NaN/infinities in
-    three columns (floats); C order alone for the shapes of no or one row."""
+    three columns, and where there are five, NaN in the first and last rows of one and
+    in the last row alone of another, behind -inf (floats); C order alone for the shapes
+    of no or one row."""
     random = np.random.default_rng(len(shape) + shape[0])
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
@@ -336,6 +346,9 @@ def column_inputs(shape, dtype) -> list:
         special[shape[0] // 2, ..., 0] = np.nan
         special[1, ..., 1] = np.inf
         special[0, ..., 2], special[-1, ..., 2] = np.inf, -np.inf
+        if shape[-1] >= 5:  # the first NaN wins argmax and argmin, wherever the chunks cut
+            special[0, ..., 3], special[-1, ..., 3] = np.nan, np.nan
+            special[shape[0] // 3, ..., 4], special[-1, ..., 4] = -np.inf, np.nan
         cases.append(("special", special))
     return cases
 
@@ -409,8 +422,7 @@ def test_leading_axis_reductions_are_split_and_give_numpys_results(column_corpus
             where = tuple(np.argwhere(wrong)[0]) if expected.ndim else ()
             failures.append(f"{label} at {where}: NumPy {expected[where]!r}, kernel {actual[where]!r}")
     assert failures == []
-    # argmax and argmin keep a block per column (docs/codegen.md, "Not done (CUDA)")
-    assert split == set(COLUMN_REDUCTIONS) - {"argmax", "argmin"}
+    assert split == set(COLUMN_REDUCTIONS)  # argmax and argmin too (NOTE(column-positions))
 
 
 def test_a_column_split_gives_the_same_bits_for_any_block_and_grid():
@@ -433,3 +445,25 @@ def test_a_column_split_gives_the_same_bits_for_any_block_and_grid():
         bound = 2 * 1000 * np.finfo(np.float32).eps * np.abs(values).sum(axis=0)
         assert (np.abs(out - values.sum(axis=0)) <= bound).all()
     assert len(results) == 1
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_a_split_position_is_numpys_first_extreme_for_any_block_and_grid(name):
+    """NOTE(column-positions): ties and NaN in several chunks of a column; the first
+    extreme (the first NaN) is NumPy's answer whatever the grouping."""
+    values = np.random.default_rng(6).integers(-2, 3, (1000, 6)).astype(np.float32)
+    values[:, 1] = 2.0  # one value everywhere: row 0
+    values[[40, 700], 2], values[[999], 3] = np.nan, np.nan  # in a middle chunk, in the last
+    values[[3, 500], 4], values[[10, 900], 5] = np.inf, -np.inf
+    graph = Graph()
+    graph.output(REGISTRY[name](graph.placeholder("x", TensorMeta(values.shape, values.dtype)), axis=0))
+    (kernel,) = schedule(graph).kernels
+    unit = cuda_renderer.render_unit([kernel])
+    assert [launch.mode for launch in unit.kernels[kernel.name].launches] == ["column-split", "column-finish"]
+    assert "atomic" not in unit.source
+    emulated = cuda_emulation.Emulated(unit)
+    expected = getattr(np, name)(values, axis=0)
+    for block, max_grid in ((32, 1), (64, 3), (128, 2), (96, 40)):
+        out = np.full(6, -7, np.int64)
+        emulated.run(kernel.name, [values, out], block=block, max_grid=max_grid)
+        assert out.tolist() == expected.tolist(), (block, max_grid)

@@ -73,6 +73,19 @@ def test_a_reduction_over_leading_axes_is_split_over_its_rows_in_two_passes():
     assert kernel.workspace_bytes >= 8 * chunks * 4
 
 
+def test_argmax_over_leading_axes_is_split_into_value_position_pairs_and_over_the_last_axis_is_not():
+    kernel, source = rendered(lambda x: op.add(op.argmax(x, axis=1), 1), (6, 5000, 4))
+    assert [launch.mode for launch in kernel.launches] == ["column-split", "column-finish"]
+    assert "atomic" not in source and "pyjit_warp_arg_reduce<float, true>" in source
+    chunks = column_chunks(24, 5000)
+    assert [grid for _, grid in launch_plan(kernel, {}, 256)] == [-(-chunks * 24 // 256), 3]  # a warp a column
+    assert kernel.workspace_bytes >= 16 * chunks * 24  # a value and a position each
+    finish = source.split(kernel.launches[1].function + "(", 1)[1].split("\n}\n", 1)[0]
+    assert "acc_argmax + (uint64_t)1LL" in finish  # the add runs on the thread that stores the column
+    rows, _ = rendered(lambda x: op.argmin(x, axis=-1), (4, 5000))
+    assert [launch.mode for launch in rows.launches] == ["rows"]
+
+
 def test_a_column_split_has_one_chunk_when_rows_are_few_or_columns_many():
     assert column_chunks(7, COLUMN_MIN_ROWS) == 1 and column_chunks(7, 0) == 1
     assert column_chunks(COLUMN_ITEMS // 2 + 1, 10**6) == 1
