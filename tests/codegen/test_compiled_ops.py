@@ -19,6 +19,7 @@ run, then the disk cache: NOTE(kernel-cache)).
 """
 
 import dataclasses
+import functools
 import warnings
 
 import numpy as np
@@ -177,22 +178,26 @@ def special_values(dtype) -> np.ndarray:
                      if info.min <= v <= info.max], dtype)
 
 
+def add_graph_case(cases: list, label: str, build, *inputs) -> bool:
+    """Append (label, graph module, inputs) for `build` on placeholders like `inputs`, or
+    return False where it cannot be built (a wrong argument count, dtypes NumPy refuses)."""
+    graph = Graph()
+    nodes = [graph.placeholder(f"x{n}", TensorMeta(x.shape, x.dtype)) for n, x in enumerate(inputs)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph.output(build(*nodes))
+    except (TypeError, ValueError):
+        return False
+    cases.append((label, GraphModule(graph), list(inputs)))
+    return True
+
+
 def special_graphs():
     """(label, graph module, inputs) for every pointwise op (all pairs of values for
     binary ones), cast and reduction, in every kernel dtype NumPy accepts for it."""
     cases = []
-
-    def add(label, build, *inputs):
-        graph = Graph()
-        nodes = [graph.placeholder(f"x{n}", TensorMeta(x.shape, x.dtype)) for n, x in enumerate(inputs)]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                graph.output(build(*nodes))
-        except (TypeError, ValueError):
-            return False  # a wrong argument count, or dtypes NumPy refuses
-        cases.append((label, GraphModule(graph), list(inputs)))
-        return True
+    add = functools.partial(add_graph_case, cases)
 
     for name, entry in REGISTRY.items():
         if entry.category != "pointwise" or name in ("clip", "where", "astype", "round"):

@@ -12,6 +12,7 @@ the sizes are not multiples of the block.
 """
 
 import dataclasses
+import functools
 import importlib.util
 import pathlib
 import sys
@@ -19,9 +20,9 @@ import warnings
 
 import numpy as np
 import pytest
-from codegen.test_compiled_ops import (KERNEL_DTYPES, SAMPLES, UNCOMPARABLE, VECTOR_MATH_OPS, assert_same_kind,
-                                       dynamic_ok, resized, same_bits, special_graphs, special_value_mismatches,
-                                       special_values, tolerance, trace_dynamic)
+from codegen.test_compiled_ops import (KERNEL_DTYPES, SAMPLES, UNCOMPARABLE, VECTOR_MATH_OPS, add_graph_case,
+                                       assert_same_kind, dynamic_ok, resized, same_bits, special_graphs,
+                                       special_value_mismatches, special_values, tolerance, trace_dynamic)
 from ops.test_registry import assert_same_values, strided, trace
 
 import pyjit
@@ -204,18 +205,7 @@ def half_graphs():
     every kernel dtype, and every reduction over rows, columns, everything and a
     strided view, at sizes that are not multiples of a warp; a fused softmax."""
     cases = []
-
-    def add(label, build, *inputs):
-        graph = Graph()
-        nodes = [graph.placeholder(f"x{n}", TensorMeta(x.shape, x.dtype)) for n, x in enumerate(inputs)]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                graph.output(build(*nodes))
-        except (TypeError, ValueError):
-            return False
-        cases.append((label, GraphModule(graph), list(inputs)))
-        return True
+    add = functools.partial(add_graph_case, cases)
 
     rows, columns = HALF_VALUES[:, None], HALF_VALUES[None, :]  # broadcast, not copied
     for name, entry in REGISTRY.items():
