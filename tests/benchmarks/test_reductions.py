@@ -2,22 +2,10 @@
 checked (timing is never asserted); that every case runs at each thread count asked
 for, after its result matched NumPy's (the script stops with an error otherwise), is."""
 
-import os
-import pathlib
-import subprocess
-import sys
 
-import pyjit
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "reductions.py"
-
-
-def test_the_reduction_benchmark_runs_every_axis_at_each_thread_count():
-    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
-    result = subprocess.run([sys.executable, "-P", str(SCRIPT), "--quick", "--threads", "1,2"],
-                            capture_output=True, text=True, env=environment, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr
-    rows = [line.split() for line in result.stdout.splitlines()[1:]]
+def test_the_reduction_benchmark_runs_every_axis_at_each_thread_count(run_quick):
+    stdout = run_quick("reductions.py", "--threads", "1,2")
+    rows = [line.split() for line in stdout.splitlines()[1:]]
     axes = [row[-5] for row in rows]
     assert axes == ["0", "1", "1", "None"] * 2  # columns, a middle axis, rows, everything
     assert [row[-4] for row in rows] == ["1"] * 4 + ["2"] * 4

@@ -3,22 +3,11 @@ Its timings are not checked (SPEC section 4); its rows, and the bytes each parti
 saves per step, are."""
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
-
-import pyjit
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "training.py"
 
 
-def test_the_quick_run_reports_every_engine_and_min_cut_saves_less(tmp_path):
+def test_the_quick_run_reports_every_engine_and_min_cut_saves_less(tmp_path, run_quick):
     path = tmp_path / "training.json"
-    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
-    completed = subprocess.run([sys.executable, "-P", str(SCRIPT), "--quick", "--json", str(path)],
-                               capture_output=True, text=True, env=environment, timeout=600)
-    assert completed.returncode == 0, completed.stderr
+    run_quick("training.py", "--json", str(path))
     rows = json.loads(path.read_text())
     for workload in ("MLP", "TransformerBlock"):
         saved = {row["engine"]: row["saved_bytes"] for row in rows if row["workload"].startswith(workload)}
