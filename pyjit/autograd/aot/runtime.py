@@ -121,6 +121,7 @@ class _Compiled:
         self.output_index = output_index
         order = {node: index for index, node in enumerate(joint.graph.nodes)}
         self.reads = [self._reads(sorted(cone, key=order.__getitem__, reverse=True)) for cone in self.cones]
+        self.watched = sorted({where for reads in self.reads for _, _, where in reads})
         counters["aot"]["graphs"] += 1
         _log(owner.graph_module.graph.name, self)
         return self
@@ -157,8 +158,7 @@ class _Compiled:
             else:
                 wrapped.append(_new(value) if tensor else value)
         node.keep(self._saved(args, results, wrapped))
-        node.watch({("input", index): arg for index, arg in enumerate(args) if isinstance(arg, Tensor)}
-                   | {("output", index): out for index, out in enumerate(wrapped) if isinstance(out, Tensor)})
+        node.watch({where: (args if where[0] == "input" else wrapped)[where[1]] for where in self.watched})
         if self.views is not None:
             for index, view in zip(self.aliases, self.views(*args)):
                 wrapped.insert(index, view)
@@ -240,9 +240,8 @@ class CompiledFunctionBackward(TapeNode):
 
     def watch(self, tensors: dict) -> None:
         """Remember the version of each graph input and output a VJP reads (NOTE(vjp-reads))."""
-        wanted = {where for reads in self.compiled.reads for _, _, where in reads}
         self._versions = {where: (tensor._version_counter, tensor._version_counter.value, tensor.shape,
-                                  tensor.dtype) for where, tensor in tensors.items() if where in wanted}
+                                  tensor.dtype) for where, tensor in tensors.items() if isinstance(tensor, Tensor)}
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
