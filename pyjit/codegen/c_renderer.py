@@ -59,8 +59,9 @@ VECTOR_MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "
 # form, `else` a copy with only its `omp simd` loops, chosen per call. An OpenMP `if`
 # clause would keep one copy but still enter the runtime on every call (a team of one:
 # about 0.6 µs, as much as `x + 1` on 16 elements costs NumPy) and run the loop as an
-# outlined function. The serial copy runs the loops the OpenMP form runs on a team of
-# one, in the same order: a result below the threshold is the one the `if` clause gave.
+# outlined function. The serial copy is the same loops without the threads: elementwise
+# results are the same bits either way; a reduction over every axis may differ in the
+# last bits, as it does between thread counts ("Summation order", docs/codegen.md).
 PARALLEL_MIN_WORK = 1 << 19
 # How much more than an add one call of vector math costs, for that estimate.
 VECTOR_MATH_COST = 8
