@@ -4,9 +4,12 @@ elements, compiled with pyjit's default backend and with `eager`. Issue 19 asks 
 pyjit never be more than 5% slower than NumPy at any of these sizes. Every result is
 compared with NumPy's first; then NumPy and the compiled functions are timed in turns
 (`pyjit._C.bench`, garbage collection off), and each figure is its quietest round's
-median. docs/benchmarks.md has the figures of one run.
+median. `--sizes static` compiles each size on its own (`dynamic=False`), `--sizes
+dynamic` makes every size symbolic from the first call (`dynamic=True`); by default the
+sizes are static at first and symbolic once they change (NOTE(symbolic-sizes)).
+docs/benchmarks.md has the figures of one run.
 
-    python -P benchmarks/small_graphs.py [--quick] [--json PATH]
+    python -P benchmarks/small_graphs.py [--quick] [--sizes auto|static|dynamic] [--json PATH]
 """
 
 import argparse
@@ -44,7 +47,11 @@ def calls_for(size: int, quick: bool) -> int:
     return 20 if quick else max(20, min(20_000, int(4e7 / size)))
 
 
-def measure(quick: bool) -> list[dict]:
+# --sizes: the `dynamic` argument of pyjit.compile.
+DYNAMIC = {"auto": None, "static": False, "dynamic": True}
+
+
+def measure(quick: bool, sizes: str = "auto") -> list[dict]:
     import pyjit
     from pyjit import _C
 
@@ -55,7 +62,7 @@ def measure(quick: bool) -> list[dict]:
             args = tuple(rng.standard_normal(size, dtype=np.float32) for _ in range(2))
             contenders = {"numpy": fn}
             for engine in ENGINES:
-                compiled = pyjit.compile(fn, backend=engine)
+                compiled = pyjit.compile(fn, backend=engine, dynamic=DYNAMIC[sizes])
                 if not np.allclose(compiled(*args), fn(*args), rtol=1e-5, atol=1e-6):
                     raise AssertionError(f"{name} at {size} elements under {engine} differs from NumPy's")
                 contenders[engine] = compiled
@@ -75,9 +82,11 @@ def measure(quick: bool) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes and few calls (a smoke test)")
+    parser.add_argument("--sizes", choices=DYNAMIC, default="auto",
+                        help="static, symbolic, or static until they change (the default)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     options = parser.parse_args()
-    rows = measure(options.quick)
+    rows = measure(options.quick, options.sizes)
     print(f"{'function':20s} {'elements':>9s} {'numpy us':>9s}" + "".join(f" {e + ' us':>12s} {'vs numpy':>8s}"
                                                                          for e in ENGINES))
     for row in rows:

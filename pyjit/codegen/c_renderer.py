@@ -4,9 +4,10 @@ NOTE(c-renderer): every kernel is `void NAME(char *const *buffers, const int64_t
 (the ABI of pyjit._C's kernel loader); all kernels of a graph share one translation
 unit and its prelude. Loops use int64_t indices; the outermost loop nest of a parallel
 Loop is `omp parallel for` (collapsed), when its work is large enough to pay for waking
-the threads, and the innermost loop of every nest is `omp simd`. Values are SSA
-temporaries computed unconditionally (a `where` selects between computed values), so
-no call sits in a branch and every loop vectorizes.
+the threads (decided per call for symbolic sizes: NOTE(serial-copy)), and the innermost
+loop of every nest is `omp simd`. Values are SSA temporaries computed unconditionally
+(a `where` selects between computed values), so no call sits in a branch and every
+loop vectorizes.
 Math: the functions glibc's vector library (libmvec) implements are declared with
 `#pragma omp declare simd notinbranch`, so in a vectorized loop GCC calls their vector
 variants (`_ZGVdN8v_expf` on AVX2); the build uses -fno-math-errno, never -ffast-math,
@@ -53,6 +54,14 @@ VECTOR_MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "
 # Work (elements times a cost) below which a loop nest stays on one thread: about 30 µs
 # of serial work here, more than waking a sleeping OpenMP thread costs
 # (NOTE(omp-wait-policy) in build.py; the 16k-element sin/cos/exp chain stays serial).
+# NOTE(serial-copy): where the work is symbolic, a parallel loop nest (a team region,
+# a top-level reduction) is rendered twice, `if (WORK >= PARALLEL_MIN_WORK)` the OpenMP
+# form, `else` a copy with only its `omp simd` loops, chosen per call. An OpenMP `if`
+# clause would keep one copy but still enter the runtime on every call (a team of one:
+# about 0.6 µs, as much as `x + 1` on 16 elements costs NumPy) and run the loop as an
+# outlined function. The serial copy is the same loops without the threads: elementwise
+# results are the same bits either way; a reduction over every axis may differ in the
+# last bits, as it does between thread counts ("Summation order", docs/codegen.md).
 PARALLEL_MIN_WORK = 1 << 19
 # How much more than an add one call of vector math costs, for that estimate.
 VECTOR_MATH_COST = 8
@@ -216,16 +225,18 @@ class _KernelWriter:
         """A kernel with parallel loops inside serial ones (columnar reductions: NOTE(
         columnar-reductions)) runs as one parallel region, each parallel loop a
         worksharing loop with the same static partition and no barrier; with too little
-        work, every loop runs on this thread."""
-        threads = self._parallel_clause(self._work(body))
-        self.team = threads is not None
-        if not self.team:
-            self._block(body, 1, {})
-            return
-        self._emit(1, f"#pragma omp parallel{threads}")
-        self._emit(1, "{")
-        self._block(body, 2, {})
-        self._emit(1, "}")
+        work, every loop runs on this thread (NOTE(serial-copy))."""
+        def region(depth: int, team: bool) -> None:
+            self.team = team
+            if not team:
+                self._block(body, depth, {})
+                return
+            self._emit(depth, "#pragma omp parallel")
+            self._emit(depth, "{")
+            self._block(body, depth + 1, {})
+            self._emit(depth, "}")
+
+        self._on_threads(self._work(body), 1, region)
 
     # -- statements -------------------------------------------------------------------
     def _block(self, body, depth: int, scope: dict, top: bool = False) -> None:
@@ -245,27 +256,35 @@ class _KernelWriter:
     def _loop(self, loop: Loop, depth: int, scope: dict) -> None:
         innermost = not any(isinstance(statement, (Loop, Reduce)) for statement in loop.body)
         count = len(loop.dims)
-        pragmas: dict[int, str] = {}
         if self.team is not None:  # inside _team_region
+            pragmas: dict[int, str] = {}
             if loop.parallel and self.team:
                 simd = " simd" if innermost else ""
                 pragmas[0] = f"for{simd}{_collapse(count)} schedule(static) nowait"
             elif innermost:
                 pragmas[count - 1] = "simd"
-            self._nest(loop.dims, depth, pragmas)
-            self._block(loop.body, depth + count, dict(scope))
-            self._close(count, depth)
+            self._loop_nest(loop, depth, scope, pragmas)
             return
-        threads = self._parallel_clause(self._work([loop])) if loop.parallel else None
-        if threads is not None and innermost:
-            pragmas[0] = f"parallel for simd{threads}" if count == 1 else f"parallel for{_collapse(count - 1)}{threads}"
-        elif threads is not None:
-            pragmas[0] = f"parallel for{_collapse(count)}{threads}"
-        if innermost and count - 1 not in pragmas:
-            pragmas[count - 1] = "simd"
+
+        def nest(depth: int, threads: bool) -> None:
+            pragmas: dict[int, str] = {}
+            if threads and innermost:
+                pragmas[0] = "parallel for simd" if count == 1 else f"parallel for{_collapse(count - 1)}"
+            elif threads:
+                pragmas[0] = f"parallel for{_collapse(count)}"
+            if innermost and count - 1 not in pragmas:
+                pragmas[count - 1] = "simd"
+            self._loop_nest(loop, depth, scope, pragmas)
+
+        if loop.parallel:
+            self._on_threads(self._work([loop]), depth, nest)
+        else:
+            nest(depth, False)
+
+    def _loop_nest(self, loop: Loop, depth: int, scope: dict, pragmas: dict[int, str]) -> None:
         self._nest(loop.dims, depth, pragmas)
-        self._block(loop.body, depth + count, dict(scope))
-        self._close(count, depth)
+        self._block(loop.body, depth + len(loop.dims), dict(scope))
+        self._close(len(loop.dims), depth)
 
     def _nest(self, dims, depth: int, pragmas: dict[int, str]) -> None:
         for position, dim in enumerate(dims):
@@ -296,17 +315,22 @@ class _KernelWriter:
             total = total + part
         return total
 
-    def _parallel_clause(self, work: Index) -> str | None:
-        """The `if` clause of a parallel loop, None when it never runs in parallel. It
-        names the `parallel` construct: an unnamed `if` on `parallel for simd` also
-        applies to `simd` (OpenMP 5.0), and a small loop then ran its vector math one
-        scalar call per element (tanhf over 16K floats 35x slower than NumPy's)."""
+    def _on_threads(self, work: Index, depth: int, render) -> None:
+        """`render(depth, threads)` the statements that cost `work` on the threads
+        (threads=True) or on this one (False): as the work threshold or the variant
+        says, or both, chosen per call when the work is symbolic (NOTE(serial-copy))."""
         if self.threads is not None:
-            return None if self.threads == 1 else ""
+            render(depth, self.threads != 1)
+            return
         known = work.constant_value()
         if known is not None:
-            return "" if known >= PARALLEL_MIN_WORK else None
-        return f" if(parallel: ({index_text(work)}) >= {PARALLEL_MIN_WORK})"
+            render(depth, known >= PARALLEL_MIN_WORK)
+            return
+        self._emit(depth, f"if (({index_text(work)}) >= {PARALLEL_MIN_WORK}) {{")
+        render(depth + 1, True)
+        self._emit(depth, "} else {")
+        render(depth + 1, False)
+        self._emit(depth, "}")
 
     def _reduce(self, reduces: list[Reduce], depth: int, scope: dict, parallel: bool) -> None:
         """Reductions over the same dims in one loop (NOTE(reduction-merging)): serial for
@@ -315,16 +339,26 @@ class _KernelWriter:
         plans = [_reduction_plan(reduce) for reduce in reduces]
         for declaration in (line for plan in plans for line in plan["declare"]):
             self._emit(depth, declaration)
+        clause = "".join(f" reduction({op}:{name})" for plan in plans for op, name in plan["clauses"])
+
+        def nest(depth: int, threads: bool) -> None:
+            self._reduce_nest(reduces, plans, clause, depth, scope, threads)
+
+        if parallel and clause and reduces[0].dims:
+            self._on_threads(self._work(reduces), depth, nest)
+        else:
+            nest(depth, False)
+        for plan in plans:
+            self._emit(depth, plan["result"])
+
+    def _reduce_nest(self, reduces: list[Reduce], plans: list[dict], clause: str, depth: int, scope: dict,
+                     threads: bool) -> None:
         dims = reduces[0].dims
         count = len(dims)
-        clause = "".join(f" reduction({op}:{name})" for plan in plans for op, name in plan["clauses"])
         pragmas: dict[int, str] = {}
         if clause and count:
-            threads = self._parallel_clause(self._work(reduces)) if parallel else None
-            if threads is not None:
-                pragmas[0] = f"parallel for simd{_collapse(count)}{clause}{threads}"
-            else:
-                pragmas[count - 1] = f"simd{clause}"
+            pragmas[0 if threads else count - 1] = (f"parallel for simd{_collapse(count)}{clause}" if threads
+                                                    else f"simd{clause}")
         self._nest(dims, depth, pragmas)
         inner = depth + count
         if not count:
@@ -339,8 +373,6 @@ class _KernelWriter:
                 target = f"{self.params[store.buffer]}[{index_text(store.index)}]"
                 self._emit(inner, f"{target} = {self._value(store.value, inner, inner_scope)};")
         self._close(max(count, 1), depth)
-        for plan in plans:
-            self._emit(depth, plan["result"])
 
     # -- values ---------------------------------------------------------------------
     def _value(self, value, depth: int, scope: dict) -> str:

@@ -3,8 +3,12 @@ checked (timing is never asserted); that every function runs at every size under
 backends, after its results matched NumPy's (the script stops otherwise), is."""
 
 
-def test_every_function_runs_at_each_size_under_both_backends(run_quick):
-    rows = [line.rsplit(None, 6) for line in run_quick("small_graphs.py").splitlines()[1:]]
+import pytest
+
+
+@pytest.mark.parametrize("sizes", [(), ("--sizes", "static"), ("--sizes", "dynamic")])
+def test_every_function_runs_at_each_size_under_both_backends(run_quick, sizes):
+    rows = [line.rsplit(None, 6) for line in run_quick("small_graphs.py", *sizes).splitlines()[1:]]
     assert [(row[0].strip(), int(row[1])) for row in rows] == [
         (name, size) for name in ("x + 1", "tanh(x)*2 + y", "clipped_step (if)") for size in (16, 1024)]
     assert all(row[4].endswith("x") and row[6].endswith("x") and float(row[4][:-1]) > 0 for row in rows)

@@ -14,8 +14,8 @@ import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import build
-from pyjit.codegen.c_renderer import (PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal, index_text,
-                                      literal, render_kernel, render_unit)
+from pyjit.codegen.c_renderer import (PARALLEL_MIN_WORK, PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
+                                      index_text, literal, render_kernel, render_unit)
 from pyjit.codegen.kernel_ir import Index
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
@@ -52,11 +52,51 @@ def test_a_small_kernel_stays_on_one_thread():
     assert "parallel" not in text and "#pragma omp simd" in text
 
 
-def test_a_symbolic_size_decides_threads_at_run_time():
+def parallel_and_serial_copies(text: str, condition: str) -> tuple[str, str]:
+    """The two branches NOTE(serial-copy) renders for a symbolic amount of work."""
+    _, parallel_and_serial = text.split(f"if ({condition}) {{\n", 1)
+    parallel, serial = parallel_and_serial.split("} else {\n", 1)
+    return parallel, serial
+
+
+def symbolic_cases():
+    """(name, build, shape, condition, sizes at and around the threshold): an elementwise
+    loop, a reduction over every axis, and a columnar reduction (one team region)."""
     env = ShapeEnv()
-    s0 = env.create_symbol(10)
-    text = render_kernel(kernel_of(lambda x: ops.add(x, 1.0), TensorMeta((s0,), F32), shape_env=env))
-    assert "#pragma omp parallel for simd if(parallel: (s0) >= 524288)" in text
+    s0, s1 = env.create_symbol(10), env.create_symbol(20)
+    edge = PARALLEL_MIN_WORK
+    return env, [
+        ("add", lambda x: ops.add(x, 1.0), (s0,), f"(s0) >= {edge}", [(edge - 1,), (edge,), (edge + 1,), (16,)]),
+        ("sum", lambda x: ops.sum(x), (s0,), f"(s0) >= {edge}", [(edge - 1,), (edge,), (edge + 1,)]),
+        ("column sum", lambda x: ops.sum(x, axis=0), (s0, s1), f"(s1 + s0*s1) >= {edge}",
+         [(1022, 512), (1023, 512), (1024, 512), (3, 7)])]
+
+
+def test_a_symbolic_size_renders_a_parallel_and_a_serial_copy():
+    """NOTE(serial-copy): below the threshold a loop runs with no OpenMP region at all."""
+    env, cases = symbolic_cases()
+    for name, build_graph, shape, condition, _ in cases:
+        text = render_kernel(kernel_of(build_graph, TensorMeta(shape, F32), shape_env=env))
+        parallel, serial = parallel_and_serial_copies(text, condition)
+        assert "#pragma omp parallel" in parallel, name
+        assert "parallel" not in serial and "#pragma omp simd" in serial, name
+        assert "if(" not in text, name
+
+
+def test_the_parallel_and_serial_copies_agree_with_numpy_around_the_threshold():
+    env, cases = symbolic_cases()
+    rng = np.random.default_rng(19)
+    for name, build_graph, shape, _, sizes in cases:
+        graph = Graph(shape_env=env)
+        graph.output(build_graph(graph.placeholder("x", TensorMeta(shape, F32))))
+        module = GraphModule(graph)
+        (compiled,) = compile_graphs([(module, [np.zeros(sizes[0], F32)])])
+        for size in sizes:
+            x = rng.standard_normal(size).astype(F32)
+            if name == "sum":  # accumulated in double, rounded to float32 once ("Summation order")
+                np.testing.assert_allclose(compiled(x), x.sum(dtype=np.float64), rtol=2**-22, atol=1e-4)
+            else:  # elementwise, and a column sum row after row: NumPy's bits on either copy
+                np.testing.assert_array_equal(compiled(x), module(x), err_msg=f"{name} at {size}")
 
 
 def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
@@ -79,7 +119,8 @@ def test_symbolic_sizes_still_run_the_batch_outermost():
     env = ShapeEnv()
     batch, rows = env.create_symbol(8), env.create_symbol(300)
     text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env))
-    assert "omp for" not in text and "#pragma omp parallel for if(" in text
+    parallel, _ = parallel_and_serial_copies(text, f"(40*s0 + 40*s0*s1) >= {PARALLEL_MIN_WORK}")
+    assert "omp for" not in text and parallel.lstrip().startswith("#pragma omp parallel for\n")
 
 
 def test_a_leading_axis_reduction_keeps_the_team_of_column_slices():
