@@ -168,7 +168,6 @@ def kernel_variants(kernel: Kernel) -> dict[str, str]:
         if text not in found.values():
             found[kernel.name + tail] = text
     return {name: text.replace(f"void {kernel.name}(", f"void {name}(", 1) for name, text in found.items()}
-    return found
 
 
 def index_text(index: Index) -> str:
