@@ -2,7 +2,7 @@
 array operations into a graph and what it relied on into guards.
 
 NOTE(symbolic-interpreter): `Tracer(frame, ...)` walks the decoded instructions of the
-frame's code from the top, each through its one handler (pyjit/frontend/opcodes.py),
+frame's code from the top, each through its one handler (pyjit/frontend/opcode_table.py),
 on a stack and locals of values (NOTE(value-kinds)). Arguments, globals, closure cells
 and what is read from them are *wrapped* when first loaded: an array becomes a graph
 placeholder with an array guard, a constant a constant guard, a module an identity
@@ -30,9 +30,11 @@ from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
+from .control_flow import WITH_CLEANUP
 from .functionalise import check_new_input
 from .guards import GuardSet
-from .opcodes import COMPREHENSION_CLEANUP, HANDLERS, WITH_CLEANUP, unhandled_reason
+from .opcode_table import HANDLERS, unhandled_reason
+from .opcodes import COMPREHENSION_CLEANUP
 from .resume import is_split
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source

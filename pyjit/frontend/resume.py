@@ -49,7 +49,7 @@ counted once (`repeats_a_break`), and it unrolls no loop (`is_split`).
 
 A break inside an unrolled loop passes the loop's iterator, on the stack, as a tuple of
 its remaining items, which the resume function's prologue iterates again (a layout slot
-"iterator"), so its trace goes on unrolling (NOTE(loop-unrolling) in opcodes.py).
+"iterator"), so its trace goes on unrolling (NOTE(loop-unrolling) in control_flow.py).
 
 Python code after the break works on the graph's outputs, so an output that is a view
 of an input must come back as a view (the eager backend's are NumPy's own).
@@ -66,7 +66,7 @@ from .breaks import Break
 from .assemble import assemble
 from .bytecode import Instr, Label, decoded, locals_read_after, make_function, reachable_from
 from .codemap import CodeMap
-from .opcodes import ON_BREAK
+from .opcode_table import ON_BREAK
 from .emit import (ITERATOR, TEMP, handler_code, iterates_a_list, keep, prologue, redo, resume_call, resume_prologue,
                    under_handler)
 from .output import Output, graph_call

@@ -122,7 +122,7 @@ class ObjectValue(Value):
 
 @dataclasses.dataclass(eq=False, slots=True)
 class IteratorValue(Value):
-    """An iterator the trace steps through (NOTE(loop-unrolling) in opcodes.py): `items`
+    """An iterator the trace steps through (NOTE(loop-unrolling) in control_flow.py): `items`
     are the values it yields, `position` the index of the next one. An iterator over a
     list (`of_list`) reads the list value's items as they are at each step, so it sees
     the list change as Python's list iterator does, and a graph break rebuilds it over
