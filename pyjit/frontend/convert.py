@@ -183,7 +183,7 @@ class Converter:
                 try:
                     return tracer, build_break(tracer, self._compile_graph, run_under(self.backward_compiler)), None
                 except Break as why:  # an ordinary break then (NOTE(captured-backward))
-                    tracer.unresumable = why.explanation
+                    tracer.capture.unresumable = why.explanation
                     return tracer, None, stop
                 except _CompilerFailed as failure:
                     return tracer, self._failing(tracer, failure.__cause__), None
