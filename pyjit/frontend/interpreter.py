@@ -35,6 +35,7 @@ from .functionalise import check_new_input
 from .guards import GuardSet
 from .opcode_table import HANDLERS, unhandled_reason
 from .opcodes import COMPREHENSION_CLEANUP
+from .policy import is_pyjit_class
 from .resume import is_split
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
@@ -332,7 +333,7 @@ class Tracer:
         exact type (attributes read from them are guarded in turn)."""
         if type(value) is np.ndarray or _is_cupy_array(value):
             return self.array_input(value, source)
-        if type(value) is Tensor or (issubclass(type(value), Tensor) and type(value).__module__.startswith("pyjit.")):
+        if type(value) is Tensor or (issubclass(type(value), Tensor) and is_pyjit_class(type(value))):
             return self.array_input(value, source)  # Tensor and pyjit.nn.Parameter
         # NOTE(no-user-code-at-trace): checks look at `type(value)`, never `isinstance(value,
         # ...)` (which reads a user `__class__`) nor `hasattr(value, ...)` (a user
