@@ -4,15 +4,16 @@ functions' prologues and calls, replayed side effects).
 NOTE(emitter): every instruction sequence the frontend generates is made here, on the
 version-neutral instruction shapes of pyjit/frontend/bytecode.py (`call_instructions`,
 `name_arg`, ...): reading a value from its source (`load_source`), rebuilding a value
-from the graph's result, its source or constants (`rebuild`, `rebuild_iterable`),
-keeping values in temporaries (`materialise`, `keep`), replaying a side effect
+from the graph's result, its source or constants (`rebuild`, `_rebuild_iterable`),
+keeping values in temporaries (`materialise`, `keep`), calling the graph and keeping its
+result (`call_graph`, `store_result`), raising an error (`raise_new`), replaying a side effect
 (`replay_effect`, NOTE(side-effects)), writing updated inputs back
 (NOTE(functionalisation)), and what only the break path emits (NOTE(resume-functions)):
 the breaking instruction redone (`redo`), code run under a `with` handler
 (`under_handler`, `handler_code`), the call of a resume function (`resume_call`) and a
 resume function's prologue, which rebuilds the stack (`resume_prologue`). output.py (a
-capture that returned), resume.py (one that broke) and side_effects.py decide what to
-emit and call these; none of them makes an instruction itself.
+capture that returned), resume.py (one that broke), side_effects.py and convert.py (code
+that raises) decide what to emit and call these; none of them makes an instruction itself.
 """
 
 from __future__ import annotations
@@ -36,6 +37,29 @@ ITERATOR = "iterator"  # a stack layout slot: an argument the resume function's 
 _SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
               type(Ellipsis), frozenset)
+
+
+def call_graph(compiled: Callable, sources: list[Source], code, loc) -> list[Instr]:
+    """`compiled(<each of sources>)`: the call of the compiled graph on its inputs."""
+    return call_constant(compiled, [load_source(source, code, loc) for source in sources], loc)
+
+
+def store_result(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
+    """Instructions keeping the graph's result tuple in `__pyjit_out` and writing the
+    updated inputs back from it (`write_back_inputs`)."""
+    return [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, code, loc)]
+
+
+def return_value(loc) -> list[Instr]:
+    return [Instr("RETURN_VALUE", loc=loc)]
+
+
+def raise_new(error_type: type, message: str, cause: BaseException | None, loc) -> list[Instr]:
+    """`raise error_type(message) [from cause]`, a new exception each time it runs."""
+    body = call_constant(error_type, [[Instr("LOAD_CONST", message, loc=loc)]], loc)
+    if cause is not None:
+        body.append(Instr("LOAD_CONST", cause, loc=loc))
+    return body + [Instr("RAISE_VARARGS", 1 + (cause is not None), loc=loc)]
 
 
 def write_back_inputs(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
@@ -93,7 +117,7 @@ def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
     return body
 
 
-def rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
+def _rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
     """Instructions pushing what iterating gives `iterator`'s remaining items: a tuple of
     them, or where the items come from a list, which the code after a break may change,
     a live iterator over that very list (NOTE(loop-unrolling))."""
@@ -293,12 +317,12 @@ def replay_effect(effect, push: Callable[[Value], list[Instr]]) -> list[Instr]:
 def keep(values: list[Value], iterated: set[int], outputs: list, code, loc, temps: dict[int, str]) -> list[Instr]:
     """Instructions storing each of `values` in a temporary once (recorded in `temps`:
     id(value) -> name); an iterator whose id is in `iterated` as what iterating it gives
-    (`rebuild_iterable`), a method about to be called as bound to what the code holds."""
+    (`_rebuild_iterable`), a method about to be called as bound to what the code holds."""
     body: list[Instr] = []
     for value in values:
         if id(value) not in temps:
-            push = (rebuild_iterable(value, outputs, code, loc, temps) if id(value) in iterated
-                    else push_operand(value, outputs, code, loc, temps))
+            push = (_rebuild_iterable(value, outputs, code, loc, temps) if id(value) in iterated
+                    else _push_operand(value, outputs, code, loc, temps))
             temps[id(value)] = TEMP.format(len(temps))
             body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
     return body
@@ -316,7 +340,7 @@ def redo(operands: list[Value], replay: list, results: list[str], temps: dict[in
         if value is NULL:
             body.append(Instr("PUSH_NULL", loc=loc))
             continue
-        load = load_operand(value, temps, outputs, code, loc)
+        load = _load_operand(value, temps, outputs, code, loc)
         body += load if wrap is None or value is not called else call_constant(wrap, [load], loc)
     return body + replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
 
@@ -334,7 +358,7 @@ def under_handler(handler, prefix: list[Value], instructions: list, code, loc) -
         return instructions
     if any(value is NULL or value.source is None for value in prefix):
         raise Break("unsupported", "the stack below a with block's body holds values computed in the trace")
-    loads = [instr for value in prefix for instr in load_operand(value, {}, [], code, loc)]
+    loads = [instr for value in prefix for instr in _load_operand(value, {}, [], code, loc)]
     guarded = [Instr(instr.name, instr.arg, loc=instr.loc, handler=handler) if isinstance(instr, Instr) else instr
                for instr in instructions]
     return loads + guarded + [Instr("POP_TOP", loc=loc) for _ in prefix]
@@ -369,17 +393,17 @@ def resume_prologue(head: list, freevars: list[str], layout: tuple, names: list[
     return body + loads + [Instr("JUMP", start, loc=loc)]
 
 
-def push_operand(value: Value, outputs: list, code, loc, temps: dict | None = None) -> list:
+def _push_operand(value: Value, outputs: list, code, loc, temps: dict | None = None) -> list:
     """`rebuild`, and a method bound to an array, list or dict (`x.sum`, `lst.append`
     about to be called)."""
     if isinstance(value, CallableValue) and value.kind in ("method", "container_method") and value.source is None:
-        bound = load_operand(value.self, temps or {}, outputs, code, loc)
+        bound = _load_operand(value.self, temps or {}, outputs, code, loc)
         return bound + [Instr("LOAD_ATTR", name_arg(value.target, "LOAD_ATTR"), loc=loc)]
     return rebuild(value, outputs, code, loc)
 
 
-def load_operand(value: Value, temps: dict, outputs: list, code, loc) -> list:
-    """`push_operand`, or the temporary `value` is kept in."""
+def _load_operand(value: Value, temps: dict, outputs: list, code, loc) -> list:
+    """`_push_operand`, or the temporary `value` is kept in."""
     if id(value) in temps:
         return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
-    return push_operand(value, outputs, code, loc, temps)
+    return _push_operand(value, outputs, code, loc, temps)

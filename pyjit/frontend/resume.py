@@ -107,7 +107,7 @@ def build_break(tracer, compiler: Callable, wrap: Callable | None = None) -> Out
                   if isinstance(value, CallableValue) and value.kind == "container_method"]
     _refuse_shared_lists([*values, *operands, *containers, *effects.values()])
     loc = instr.loc
-    # A method bound to a computed array is rebuilt from it (`push_operand`), whether it is an
+    # A method bound to a computed array is rebuilt from it by the emitter, whether it is an
     # operand or left below a split call (`y.max()` inside a try body).
     bound_to = [value.self for value in (*values, *operands)
                 if isinstance(value, CallableValue) and value.self is not None]

@@ -1,6 +1,7 @@
 """pyjit/frontend/emit.py: the instruction sequences of the break path, run as code
 objects of their own (NOTE(emitter)): the breaking instruction redone on its operands,
-the call of a resume function, and a resume function's prologue rebuilding the stack."""
+the call of a resume function, a resume function's prologue rebuilding the stack, and
+the code that raises (fullgraph=True, a failing backend)."""
 
 import dataclasses
 import types
@@ -9,7 +10,7 @@ import pytest
 
 from pyjit.frontend.assemble import assemble
 from pyjit.frontend.bytecode import Instr, Label, decoded
-from pyjit.frontend.emit import ITERATOR, prologue, redo, resume_call, resume_prologue
+from pyjit.frontend.emit import ITERATOR, prologue, raise_new, redo, resume_call, resume_prologue
 from pyjit.frontend.sources import LocalSource
 from pyjit.frontend.values import ConstantValue
 
@@ -63,3 +64,15 @@ def test_resume_prologue_rebuilds_the_stack_from_the_arguments():
     code = assemble(dataclasses.replace(bytecode, instructions=body))
     first, iterator = types.FunctionType(code, {})("kept", (5, 6))
     assert first == "kept" and type(iterator) is type(iter(())) and list(iterator) == [5, 6]
+
+
+def test_raise_new_raises_a_new_exception_each_time_from_its_cause():
+    cause = KeyError("inner")
+    body = raise_new(ValueError, "what went wrong", cause, None)
+    raised = []
+    for _ in range(2):
+        with pytest.raises(ValueError, match="what went wrong") as error:
+            run(body, 1, 2)
+        assert error.value.__cause__ is cause
+        raised.append(error.value)
+    assert raised[0] is not raised[1]
