@@ -190,7 +190,8 @@ def _effect(tracer, wrapped: bool) -> tuple[int, tuple[bool, ...], list, list[in
     on_break = ON_BREAK.get(instr.name)
     try:
         if on_break is None:
-            raise Break("unsupported", f"a graph break at {instr.name} is not resumed")
+            raise Break("unsupported", "nothing was captured before the break, and Python can run this "
+                        "instruction only where the frame is split before it")
         consumed, produced, replay, targets = on_break.effect(instructions, index)
         if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
             raise Break("unsupported", "the instruction is inside a try or with block")
