@@ -12,6 +12,7 @@ from .opcode_table import OnBreak, handler, redone, resumes
 from .operators import truth
 from .values import ConstantValue, IteratorValue, describe
 
+
 # -- jumps on conditions known at trace time --------------------------------------------------------
 @handler("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
 def _jump(tracer, instr):

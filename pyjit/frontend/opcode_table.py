@@ -105,7 +105,6 @@ def redone(takes: int, leaves: tuple[bool, ...] = (True,)) -> OnBreak:
     return OnBreak(effect)
 
 
-
 # -- the opcodes no handler takes (NOTE(opcode-table)) ------------------------------------------
 _PATTERNS = "a match statement is not captured"
 _MUTATION = "a store into a closure variable, or a del statement, is not captured"
