@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import pyjit
-from pyjit.frontend import opcodes
+from pyjit.frontend import opcode_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -44,8 +44,8 @@ def break_messages() -> set[str]:
             if isinstance(node, ast.Call) and getattr(called, "id", None) == "Break" and len(node.args) > 1 \
                     and id(node) not in skipped:
                 found.update(_templates(node.args[1]))
-    found.update(reason.explanation for reason in opcodes.every_unhandled_reason(PLACEHOLDER))
-    found.add(opcodes.unhandled_reason(PLACEHOLDER).explanation)
+    found.update(reason.explanation for reason in opcode_table.every_unhandled_reason(PLACEHOLDER))
+    found.add(opcode_table.unhandled_reason(PLACEHOLDER).explanation)
     return found
 
 

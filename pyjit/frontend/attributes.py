@@ -42,7 +42,8 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
         return _object_attr(tracer, obj, name, source)
     if isinstance(obj, ConstantValue) and isinstance(obj.value, type):
         if source is None:
-            raise Break("unsupported", f"attribute {name!r} of a class that has no source to guard it by")
+            raise Break("unsupported", f"attribute {name!r} of a class not read from a variable, a global or an "
+                        "attribute: pyjit cannot check it is the same class on the next call")
         return tracer.wrap(_class_attribute(obj.value, name), source)
     if isinstance(obj, ConstantValue) and type(obj.value) is str and name in STR_METHODS:
         return CallableValue("builtin", getattr(obj.value, name))  # folded when called (NOTE(string-formatting))

@@ -156,8 +156,8 @@ class ContainerMethods:
             self._mutate(tracer, target, "call", name, (), lambda: self._change(target, name, (), ()))
         elif name == "pop":
             if target.source is not None or target.history is None:
-                raise Break("unsupported", "set.pop() of a set read from a source: CPython's choice depends on a "
-                            "cursor the set keeps")
+                raise Break("unsupported", "set.pop() of a set the function did not make: which element "
+                            "CPython pops depends on a cursor the set keeps")
             if not target.keys():
                 raise Break("user_error", "KeyError: 'pop from an empty set'")
             element = _made_by(target.history).pop()

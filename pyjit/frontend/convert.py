@@ -47,10 +47,10 @@ from ..utils import counters
 from .backward import run_under
 from .breaks import Break, BreakReason
 from .assemble import assemble
-from .bytecode import Instr, call_instructions
+from .bytecode import Instr
 from .guards import changed_dims
 from .interpreter import Tracer
-from .emit import disassembly, prologue
+from .emit import disassembly, prologue, raise_new
 from .output import Output, build
 from .policy import PYJIT_DIR, is_skipped_file
 from .codemap import CodeMap
@@ -183,7 +183,7 @@ class Converter:
                 try:
                     return tracer, build_break(tracer, self._compile_graph, run_under(self.backward_compiler)), None
                 except Break as why:  # an ordinary break then (NOTE(captured-backward))
-                    tracer.unresumable = why.explanation
+                    tracer.capture.unresumable = why.explanation
                     return tracer, None, stop
                 except _CompilerFailed as failure:
                     return tracer, self._failing(tracer, failure.__cause__), None
@@ -330,12 +330,7 @@ def _raising_code(tracer: Tracer, error_type: type, message: str, instr: Instr |
                   cause: Exception | None = None):
     """The original's prologue, then `raise error_type(message) [from cause]` at `instr`'s
     line (a new exception each time: a raised one collects the frames it passes)."""
-    loc = instr.loc if instr is not None else None
-    body = call_instructions([Instr("LOAD_CONST", error_type, loc=loc)], [[Instr("LOAD_CONST", message, loc=loc)]],
-                             loc)
-    if cause is not None:
-        body.append(Instr("LOAD_CONST", cause, loc=loc))
-    body.append(Instr("RAISE_VARARGS", 1 + (cause is not None), loc=loc))
+    body = raise_new(error_type, message, cause, instr.loc if instr is not None else None)
     return assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
 
 

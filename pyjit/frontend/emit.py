@@ -4,12 +4,16 @@ functions' prologues and calls, replayed side effects).
 NOTE(emitter): every instruction sequence the frontend generates is made here, on the
 version-neutral instruction shapes of pyjit/frontend/bytecode.py (`call_instructions`,
 `name_arg`, ...): reading a value from its source (`load_source`), rebuilding a value
-from the graph's result, its source or constants (`rebuild`, `rebuild_iterable`),
-keeping values in temporaries (`materialise`), replaying a side effect
-(`replay_effect`, NOTE(side-effects)), writing updated inputs back (NOTE(functionalisation)).
-output.py (a capture that returned), resume.py (one that broke) and side_effects.py
-decide what to emit and call these; what only the break path emits (a graph call under
-a `with` handler, the call of a resume function) stays in resume.py.
+from the graph's result, its source or constants (`rebuild`, `_rebuild_iterable`),
+keeping values in temporaries (`materialise`, `keep`), calling the graph and keeping its
+result (`call_graph`, `store_result`), raising an error (`raise_new`), replaying a side effect
+(`replay_effect`, NOTE(side-effects)), writing updated inputs back
+(NOTE(functionalisation)), and what only the break path emits (NOTE(resume-functions)):
+the breaking instruction redone (`redo`), code run under a `with` handler
+(`under_handler`, `handler_code`), the call of a resume function (`resume_call`) and a
+resume function's prologue, which rebuilds the stack (`resume_prologue`). output.py (a
+capture that returned), resume.py (one that broke), side_effects.py and convert.py (code
+that raises) decide what to emit and call these; none of them makes an instruction itself.
 """
 
 from __future__ import annotations
@@ -21,17 +25,41 @@ import numpy as np
 
 from ..graph import SymInt
 from .breaks import Break
-from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, call_instructions, name_arg
+from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, Label, call_instructions, name_arg, reachable_from
 from .functionalise import write_back
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value, contents,
-                     describe)
+from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value,
+                     contents, describe)
 
 RESULT = "__pyjit_out"  # the graph's result tuple in the transformed code
 TEMP = "__pyjit_tmp{}"  # temporaries of the transformed code
+ITERATOR = "iterator"  # a stack layout slot: an argument the resume function's prologue iterates
 _SHARED_BY_VALUE = (int, float, complex, str, bytes, tuple, frozenset)  # NOTE(constant-identity)
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), slice, range, np.dtype, np.generic, type,
               type(Ellipsis), frozenset)
+
+
+def call_graph(compiled: Callable, sources: list[Source], code, loc) -> list[Instr]:
+    """`compiled(<each of sources>)`: the call of the compiled graph on its inputs."""
+    return call_constant(compiled, [load_source(source, code, loc) for source in sources], loc)
+
+
+def store_result(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
+    """Instructions keeping the graph's result tuple in `__pyjit_out` and writing the
+    updated inputs back from it (`write_back_inputs`)."""
+    return [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, code, loc)]
+
+
+def return_value(loc) -> list[Instr]:
+    return [Instr("RETURN_VALUE", loc=loc)]
+
+
+def raise_new(error_type: type, message: str, cause: BaseException | None, loc) -> list[Instr]:
+    """`raise error_type(message) [from cause]`, a new exception each time it runs."""
+    body = call_constant(error_type, [[Instr("LOAD_CONST", message, loc=loc)]], loc)
+    if cause is not None:
+        body.append(Instr("LOAD_CONST", cause, loc=loc))
+    return body + [Instr("RAISE_VARARGS", 1 + (cause is not None), loc=loc)]
 
 
 def write_back_inputs(written: list[tuple[Source, int]], code, loc) -> list[Instr]:
@@ -89,7 +117,7 @@ def _made_set(value: DictValue, outputs: list, code, loc, temps) -> list[Instr]:
     return body
 
 
-def rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
+def _rebuild_iterable(iterator: IteratorValue, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list:
     """Instructions pushing what iterating gives `iterator`'s remaining items: a tuple of
     them, or where the items come from a list, which the code after a break may change,
     a live iterator over that very list (NOTE(loop-unrolling))."""
@@ -283,3 +311,99 @@ def replay_effect(effect, push: Callable[[Value], list[Instr]]) -> list[Instr]:
         return push(effect.target) + key + [Instr("DELETE_SUBSCR", loc=loc)]
     method = push(effect.target) + [Instr("LOAD_ATTR", name_arg(effect.name, "LOAD_ATTR"), loc=loc)]
     return call_instructions(method, values, loc) + [Instr("POP_TOP", loc=loc)]
+
+
+# -- the break path (NOTE(resume-functions)) -------------------------------------------------------
+def keep(values: list[Value], iterated: set[int], outputs: list, code, loc, temps: dict[int, str]) -> list[Instr]:
+    """Instructions storing each of `values` in a temporary once (recorded in `temps`:
+    id(value) -> name); an iterator whose id is in `iterated` as what iterating it gives
+    (`_rebuild_iterable`), a method about to be called as bound to what the code holds."""
+    body: list[Instr] = []
+    for value in values:
+        if id(value) not in temps:
+            push = (_rebuild_iterable(value, outputs, code, loc, temps) if id(value) in iterated
+                    else _push_operand(value, outputs, code, loc, temps))
+            temps[id(value)] = TEMP.format(len(temps))
+            body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
+    return body
+
+
+def redo(operands: list[Value], replay: list, results: list[str], temps: dict[int, str], outputs: list, code, loc,
+         wrap: Callable | None = None) -> list:
+    """Instructions pushing the breaking instruction's `operands` (a NULL of the call
+    protocol as PUSH_NULL; with `wrap`, the callable as `wrap(callable)`,
+    NOTE(captured-backward)), running it (`replay`) and storing what it leaves in the
+    temporaries `results`."""
+    called = _called(operands)
+    body = []
+    for value in operands:
+        if value is NULL:
+            body.append(Instr("PUSH_NULL", loc=loc))
+            continue
+        load = _load_operand(value, temps, outputs, code, loc)
+        body += load if wrap is None or value is not called else call_constant(wrap, [load], loc)
+    return body + replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
+
+
+def _called(operands: list[Value]) -> Value | None:
+    """The callable among a call's operands: whichever of its two slots is not NULL (the
+    first when both hold a value: `method, self`)."""
+    return operands[1] if len(operands) > 1 and operands[0] is NULL else operands[0] if operands else None
+
+
+def under_handler(handler, prefix: list[Value], instructions: list, code, loc) -> list:
+    """`instructions` run under `handler` (NOTE(grad-mode-with)): `prefix`, the stack the
+    handler starts from (the `with`'s `__exit__` on top), is pushed first and popped after."""
+    if handler is None or not instructions:
+        return instructions
+    if any(value is NULL or value.source is None for value in prefix):
+        raise Break("unsupported", "the stack below a with block's body holds values computed in the trace")
+    loads = [instr for value in prefix for instr in _load_operand(value, {}, [], code, loc)]
+    guarded = [Instr(instr.name, instr.arg, loc=instr.loc, handler=handler) if isinstance(instr, Instr) else instr
+               for instr in instructions]
+    return loads + guarded + [Instr("POP_TOP", loc=loc) for _ in prefix]
+
+
+def handler_code(instructions: list, handler) -> list:
+    """The `with`'s cleanup and what it reaches, copied into the transformed code after
+    its last return (NOTE(grad-mode-with))."""
+    start = next(index for index, item in enumerate(instructions) if item is handler.target)
+    reached = reachable_from(instructions, start)
+    return [item for index, item in enumerate(instructions) if index in reached]
+
+
+def resume_call(through: Callable, function: list, names: list[str], loc) -> list:
+    """`return through(<function>, *names)`: the call of a resume function, made by
+    `function`, on the locals `names` (NOTE(resume-trampoline))."""
+    arguments = [[Instr("LOAD_FAST", name, loc=loc)] for name in names]
+    return call_constant(through, [function, *arguments], loc) + [Instr("RETURN_VALUE", loc=loc)]
+
+
+def resume_prologue(head: list, freevars: list[str], layout: tuple, names: list[str], start: Label, loc) -> list:
+    """A resume function's prologue: the original's (`head`, up to RESUME), its free and
+    cell variables copied from the closure (`freevars`), then the stack rebuilt as
+    `layout` says (True: the next of the arguments `names`, False: a NULL, ITERATOR: an
+    iterator over the next argument), then a jump to `start`."""
+    arguments = iter(names)
+    loads = [instr for slot in layout for instr in (
+        [Instr("PUSH_NULL", loc=loc)] if not slot else [Instr("LOAD_FAST", next(arguments), loc=loc)]
+        + ([Instr("GET_ITER", loc=loc)] if slot == ITERATOR else []))]
+    body = [Instr("COPY_FREE_VARS", len(freevars), loc=head[-1].loc)] if freevars else []
+    body += [instr for instr in head if isinstance(instr, Label) or instr.name not in ("COPY_FREE_VARS", "MAKE_CELL")]
+    return body + loads + [Instr("JUMP", start, loc=loc)]
+
+
+def _push_operand(value: Value, outputs: list, code, loc, temps: dict | None = None) -> list:
+    """`rebuild`, and a method bound to an array, list or dict (`x.sum`, `lst.append`
+    about to be called)."""
+    if isinstance(value, CallableValue) and value.kind in ("method", "container_method") and value.source is None:
+        bound = _load_operand(value.self, temps or {}, outputs, code, loc)
+        return bound + [Instr("LOAD_ATTR", name_arg(value.target, "LOAD_ATTR"), loc=loc)]
+    return rebuild(value, outputs, code, loc)
+
+
+def _load_operand(value: Value, temps: dict, outputs: list, code, loc) -> list:
+    """`_push_operand`, or the temporary `value` is kept in."""
+    if id(value) in temps:
+        return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
+    return _push_operand(value, outputs, code, loc, temps)

@@ -92,7 +92,8 @@ def _refuse(tracer, function: types.FunctionType, source: Source | None) -> None
     code = function.__code__
     why = None
     if source is None:
-        why = "it has no source to guard it by"
+        why = "it was not read from a variable, a global or an attribute, so no guard can check it is the " \
+              "same function on the next call"
     elif code.co_flags & _GENERATOR_FLAGS:
         why = "it is a generator or coroutine function"
     elif code.co_flags & _VARKEYWORDS:

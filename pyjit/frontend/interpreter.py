@@ -2,7 +2,7 @@
 array operations into a graph and what it relied on into guards.
 
 NOTE(symbolic-interpreter): `Tracer(frame, ...)` walks the decoded instructions of the
-frame's code from the top, each through its one handler (pyjit/frontend/opcodes.py),
+frame's code from the top, each through its one handler (pyjit/frontend/opcode_table.py),
 on a stack and locals of values (NOTE(value-kinds)). Arguments, globals, closure cells
 and what is read from them are *wrapped* when first loaded: an array becomes a graph
 placeholder with an array guard, a constant a constant guard, a module an identity
@@ -30,9 +30,12 @@ from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
+from .control_flow import WITH_CLEANUP
 from .functionalise import check_new_input
 from .guards import GuardSet
-from .opcodes import COMPREHENSION_CLEANUP, HANDLERS, WITH_CLEANUP, unhandled_reason
+from .opcode_table import HANDLERS, unhandled_reason
+from .opcodes import COMPREHENSION_CLEANUP
+from .policy import is_pyjit_class
 from .resume import is_split
 from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
@@ -330,7 +333,7 @@ class Tracer:
         exact type (attributes read from them are guarded in turn)."""
         if type(value) is np.ndarray or _is_cupy_array(value):
             return self.array_input(value, source)
-        if type(value) is Tensor or (issubclass(type(value), Tensor) and type(value).__module__.startswith("pyjit.")):
+        if type(value) is Tensor or (issubclass(type(value), Tensor) and is_pyjit_class(type(value))):
             return self.array_input(value, source)  # Tensor and pyjit.nn.Parameter
         # NOTE(no-user-code-at-trace): checks look at `type(value)`, never `isinstance(value,
         # ...)` (which reads a user `__class__`) nor `hasattr(value, ...)` (a user

@@ -1,5 +1,5 @@
 """Iteration over symbolic values, materialised for loops to unroll
-(NOTE(loop-unrolling) in opcodes.py): `iter`, `enumerate`, `zip`, `reversed`.
+(NOTE(loop-unrolling) in control_flow.py): `iter`, `enumerate`, `zip`, `reversed`.
 """
 
 from __future__ import annotations

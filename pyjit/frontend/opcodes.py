@@ -1,118 +1,25 @@
-"""The opcode table: one handler per opcode, and every other opcode with the reason it
-is not handled (yet); for the opcodes a graph break resumes at, how it is resumed.
-
-NOTE(opcode-table): `@handler("NAME", since=, until=)` registers a handler for the
-running interpreter when its version lies in the range (inclusive, (major, minor)), and
-then the opcode must exist in the running interpreter (not a pseudo-instruction) and
-have no handler yet. `UNHANDLED` names each opcode no handler takes, with its kind:
-"break" (the interpreter stops there; for now the frame is skipped,
-NOTE(skip-for-now), and with resume functions it becomes a graph break) or "skip" (code
-that is never captured: generator, coroutine, module and class bodies, which the frame
-hook never hands over). `NOT_IN_CODE` lists what never appears in a decoded code
-object. A test requires every opcode of the running interpreter to be in exactly one of
-the three. Handlers never read the Python version: what differs is data in
-pyjit/frontend/bytecode.py (NOTE(bytecode-versions)).
-
-NOTE(break-behaviour): what the graph-break path needs of an opcode is declared where
-its handler is, `on_break=` (`resumes(...)` for one no handler takes, BEFORE_WITH):
-its stack effect (how many items it takes, the layout of what it leaves), the
-instructions that redo it in the transformed code, the indices the code resumes at,
-and where code that runs it as it is starts (a call at its KW_NAMES and PRECALL).
-pyjit/frontend/resume.py reads `ON_BREAK` and nothing else per opcode; an opcode
-without an entry is not redone, and a break there splits the frame before it
-(NOTE(resume-functions)). The exception-handler idioms the interpreter recognises
-(`COMPREHENSION_CLEANUP`, `WITH_CLEANUP`) are declared beside the opcodes they belong
-to. As in CPython's bytecodes.c, each of these is typed once and the tables derive.
+"""The handlers of the opcodes that work on values (NOTE(opcode-table) in
+opcode_table.py): locals and the stack, names and attributes, calls, operators,
+subscripts, containers and stores, f-strings.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import dis
-import sys
-from typing import Callable
 
 from ..ops import REGISTRY
 from .attributes import load_attr
 from .breaks import Break
-from .bytecode import (NULL_BEFORE_CALLABLE, Instr, Label, attribute_load, call_start, compare_op, is_method_load,
-                       replay_call, replay_jump)
+from .bytecode import NULL_BEFORE_CALLABLE, Instr, attribute_load, call_start, compare_op, is_method_load, replay_call
 from .calls import call
 from .containers import build_dict, build_set
 from .iteration import consume, iterate
-from .operators import binary, inplace_binary, store_array_item, subscript
+from .opcode_table import OnBreak, handler, redone
+from .operators import binary, constant_op, inplace_binary, store_array_item, subscript, truth
 from .strings import formatted
-from .values import (NULL, ArrayValue, ConstantValue, DictValue, IteratorValue, SequenceValue, describe, is_constant,
-                     python_value)
+from .values import NULL, ArrayValue, ConstantValue, DictValue, SequenceValue, describe, is_constant, python_value
 
-HANDLERS: dict[str, Callable] = {}
-# The opcodes a code object can contain (pseudo-instructions are numbered from 256).
-OPCODES = frozenset(name for name, number in dis.opmap.items() if number < 256)
-
-
-def _at(instructions: list, index: int) -> int:
-    return index
-
-
-@dataclasses.dataclass(frozen=True)
-class OnBreak:
-    """How a break at an opcode is resumed (NOTE(break-behaviour)): `effect(instructions,
-    index)` is (items taken, layout left: True a value, False a NULL, the instructions
-    redoing it, the indices the code resumes at); `start(instructions, index)` is where
-    code that runs it as it is starts."""
-
-    effect: Callable[[list, int], tuple[int, tuple[bool, ...], list, list[int]]]
-    start: Callable[[list, int], int] = _at
-
-
-ON_BREAK: dict[str, OnBreak] = {}
-
-
-def _in_version(since: tuple[int, int] | None, until: tuple[int, int] | None) -> bool:
-    version = sys.version_info[:2]
-    return not ((since is not None and version < since) or (until is not None and version > until))
-
-
-def handler(*names: str, since: tuple[int, int] | None = None, until: tuple[int, int] | None = None,
-            on_break: OnBreak | None = None):
-    """Register the decorated `fn(tracer, instr)` for `names` (NOTE(opcode-table)), and
-    how a break at them is resumed (NOTE(break-behaviour))."""
-    def register(fn: Callable) -> Callable:
-        if not _in_version(since, until):
-            return fn
-        for name in names:
-            _check_opcode(name)
-            if name in HANDLERS:
-                raise ValueError(f"{name} has two handlers")
-            HANDLERS[name] = fn
-        if on_break is not None:
-            resumes(*names, on_break=on_break)
-        return fn
-    return register
-
-
-def resumes(*names: str, on_break: OnBreak) -> None:
-    """Declare how a break at `names` is resumed (NOTE(break-behaviour))."""
-    for name in names:
-        _check_opcode(name)
-        ON_BREAK[name] = on_break
-
-
-def _check_opcode(name: str) -> None:
-    if name not in OPCODES:
-        version = sys.version_info[:2]
-        raise ValueError(f"{name} is not an opcode of Python {version[0]}.{version[1]}")
-
-
-def _redone(takes: int, leaves: tuple[bool, ...] = (True,)) -> OnBreak:
-    """A break resumed by running the instruction itself on its operands."""
-    def effect(instructions: list, index: int):
-        instr = instructions[index]
-        return takes, leaves, [Instr(instr.name, instr.arg, loc=instr.loc)], [index + 1]
-    return OnBreak(effect)
-
-
-_UNARY_BREAK, _BINARY_BREAK = _redone(1), _redone(2)
+_UNARY_BREAK, _BINARY_BREAK = redone(1), redone(2)
 
 
 # -- locals, constants, the stack ----------------------------------------------------------------
@@ -349,7 +256,7 @@ def _unary_negative(tracer, instr):
     if isinstance(value, ArrayValue):
         tracer.push(tracer.call_op(REGISTRY["negative"], (value,), {}))
     else:
-        tracer.push(_constant_op(lambda v: -v, value, "-"))
+        tracer.push(constant_op(lambda v: -v, value, "-"))
 
 
 @handler("UNARY_INVERT", on_break=_UNARY_BREAK)
@@ -358,44 +265,22 @@ def _unary_invert(tracer, instr):
     if isinstance(value, ArrayValue) and value.node.meta.dtype == bool:
         tracer.push(tracer.call_op(REGISTRY["logical_not"], (value,), {}))
     else:
-        tracer.push(_constant_op(lambda v: ~v, value, "~"))
+        tracer.push(constant_op(lambda v: ~v, value, "~"))
 
 
 @handler("UNARY_NOT", on_break=_UNARY_BREAK)
 def _unary_not(tracer, instr):
-    tracer.push(ConstantValue(not _truth(tracer.pop())))
+    tracer.push(ConstantValue(not truth(tracer.pop())))
 
 
 @handler("TO_BOOL", since=(3, 13), on_break=_UNARY_BREAK)
 def _to_bool(tracer, instr):
-    tracer.push(ConstantValue(_truth(tracer.pop())))
+    tracer.push(ConstantValue(truth(tracer.pop())))
 
 
 @handler("UNARY_POSITIVE", until=(3, 11), on_break=_UNARY_BREAK)
 def _unary_positive(tracer, instr):
-    tracer.push(_constant_op(lambda v: +v, tracer.pop(), "unary +"))
-
-
-def _constant_op(fn, value, symbol: str):
-    if isinstance(value, ConstantValue):
-        try:
-            return ConstantValue(fn(value.value))
-        except Exception as error:
-            raise Break("user_error", f"{type(error).__name__}: {error}") from error
-    raise Break("unsupported", f"operator {symbol} on {describe(value)}")
-
-
-def _truth(value) -> bool:
-    if isinstance(value, ArrayValue):
-        raise Break("data_dependent", "the truth value of an array depends on its values",
-                    hint="use np.where, or compute the condition outside the compiled function")
-    if isinstance(value, DictValue):
-        return bool(value.keys())
-    if isinstance(value, SequenceValue):
-        return bool(value.items)
-    if isinstance(value, ConstantValue):
-        return _constant_op(bool, value, "bool").value
-    raise Break("unsupported", f"the truth value of {describe(value)}")
+    tracer.push(constant_op(lambda v: +v, tracer.pop(), "unary +"))
 
 
 @handler("CALL_INTRINSIC_1", since=(3, 12))
@@ -405,7 +290,7 @@ def _call_intrinsic_1(tracer, instr):
     if kind == "INTRINSIC_LIST_TO_TUPLE" and isinstance(value, SequenceValue):
         tracer.push(SequenceValue(tuple, list(value.items)))
     elif kind == "INTRINSIC_UNARY_POSITIVE":
-        tracer.push(_constant_op(lambda v: +v, value, "unary +"))
+        tracer.push(constant_op(lambda v: +v, value, "unary +"))
     else:
         raise Break("unsupported", f"the operation {kind} is not modelled")
 
@@ -423,11 +308,11 @@ def _is_op(tracer, instr):
 def _contains_op(tracer, instr):
     right, left = tracer.pop(), tracer.pop()
     if isinstance(right, DictValue) and isinstance(left, ConstantValue):  # hashed as Python does: TypeError
-        tracer.push(_constant_op(lambda key: (key in dict.fromkeys(right.keys())) != bool(instr.arg), left, "in"))
+        tracer.push(constant_op(lambda key: (key in dict.fromkeys(right.keys())) != bool(instr.arg), left, "in"))
         return
     if not (isinstance(left, ConstantValue) and isinstance(right, ConstantValue)):
         raise Break("unsupported", "`in` on values that are not constants")
-    tracer.push(_constant_op(lambda v: (left.value in v) != bool(instr.arg), right, "in"))
+    tracer.push(constant_op(lambda v: (left.value in v) != bool(instr.arg), right, "in"))
 
 
 # -- subscripts and containers ------------------------------------------------------------------
@@ -437,7 +322,7 @@ def _binary_subscr(tracer, instr):
     tracer.push(subscript(tracer, tracer.pop(), index))
 
 
-@handler("BINARY_SLICE", since=(3, 12), on_break=_redone(3))
+@handler("BINARY_SLICE", since=(3, 12), on_break=redone(3))
 def _binary_slice(tracer, instr):
     stop, start = tracer.pop(), tracer.pop()
     container = tracer.pop()
@@ -593,117 +478,6 @@ def _unpack_ex(tracer, instr):
     tracer.stack.extend(reversed([*items[:before], middle, *items[len(items) - after:]]))
 
 
-# -- jumps on conditions known at trace time --------------------------------------------------------
-@handler("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
-def _jump(tracer, instr):
-    """Backward jumps too: loops are unrolled (NOTE(loop-unrolling))."""
-    tracer.jump_to = instr.arg
-
-
-def _is_none(value) -> bool:
-    return isinstance(value, ConstantValue) and value.value is None
-
-
-_CONDITIONS = {"TRUE": _truth, "FALSE": lambda value: not _truth(value),
-               "NONE": _is_none, "NOT_NONE": lambda value: not _is_none(value)}
-
-
-def _jump_effect(instructions: list, index: int):
-    """A conditional jump on an array: redone in Python, resumed on each side."""
-    instr = instructions[index]
-    label_at = {id(item): i for i, item in enumerate(instructions) if isinstance(item, Label)}
-    return 1, (), replay_jump(instr, Label()), [index + 1, label_at[id(instr.arg)]]
-
-
-_JUMP_BREAK = OnBreak(_jump_effect)
-
-
-def _pop_jump(condition):
-    def jump_if(tracer, instr):
-        if condition(tracer.pop()):
-            tracer.jump_to = instr.arg
-    return jump_if
-
-
-for _name, _condition in _CONDITIONS.items():
-    handler(f"POP_JUMP_IF_{_name}", since=(3, 12), on_break=_JUMP_BREAK)(_pop_jump(_condition))
-    handler(f"POP_JUMP_FORWARD_IF_{_name}", until=(3, 11), on_break=_JUMP_BREAK)(_pop_jump(_condition))
-    handler(f"POP_JUMP_BACKWARD_IF_{_name}", until=(3, 11))(_pop_jump(_condition))  # a break there splits
-del _name, _condition
-
-
-@handler("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", until=(3, 11))
-def _jump_or_pop(tracer, instr):
-    """`a or b`, `a and b` on 3.11: jump keeping the value, or pop it."""
-    if _truth(tracer.stack[-1]) == (instr.name == "JUMP_IF_TRUE_OR_POP"):
-        tracer.jump_to = instr.arg
-    else:
-        tracer.pop()
-
-
-# -- loops -----------------------------------------------------------------------------------------
-# NOTE(loop-unrolling): loops are unrolled at trace time, as TorchDynamo does. GET_ITER
-# (and `iter`, `enumerate`, `zip`, `reversed`: pyjit/frontend/iteration.py) makes an
-# IteratorValue of what the iterable yields: the items of a tuple or list value, of a
-# constant tuple, list, str, bytes or range, or the rows `x[0], x[1], ...` of an array
-# whose first size is static (getitem ops); anything else is a graph break before the
-# loop, which then runs in Python. FOR_ITER pushes the next item, or, exhausted, leaves
-# the loop as the version's bytecode expects (data: which FOR_ITER and END_FOR handler
-# the version registers): 3.11 pops the iterator and jumps past the loop; 3.12 and 3.13
-# jump to END_FOR (CPython skips it and pops the iterator itself; walking it with a
-# stand-in for the item does the same: 3.12's END_FOR pops both, 3.13's pops the
-# stand-in and the POP_TOP after it the iterator). Backward jumps are walked like
-# forward ones, so a `while` loop whose condition folds unrolls too; a condition on
-# array data is a data-dependent break. `Tracer.run` counts the instructions a trace
-# interprets (inlined calls included) and a backward jump beyond `config.unroll_limit`
-# is a graph break: the graph so far runs and the rest of the loop runs in Python.
-# A break inside an unrolled loop resumes inside it: the iterator's remaining items
-# reach the resume function, which rebuilds the iterator and goes on unrolling, for up
-# to `UNROLLED_RESUME_DEPTH` levels of resume functions (NOTE(resume-functions)); an
-# iterator whose items come from a list is rebuilt over the list itself, which code
-# run at the break may change.
-@handler("GET_ITER")
-def _get_iter(tracer, instr):
-    tracer.push(iterate(tracer, tracer.pop()))
-
-
-def _next_item(tracer):
-    """The next item of the iterator on top of the stack; None when it is exhausted."""
-    iterator = tracer.stack[-1]
-    if not isinstance(iterator, IteratorValue):
-        raise Break("unsupported", f"a loop over {describe(iterator)} made outside the compiled function is not "
-                    "unrolled", hint="the loop runs in Python; loop over the sequence itself to capture it")
-    return iterator.next_item()
-
-
-@handler("FOR_ITER", until=(3, 11))
-def _for_iter_past_the_loop(tracer, instr):
-    item = _next_item(tracer)
-    if item is None:
-        tracer.pop()
-        tracer.jump_to = instr.arg
-    else:
-        tracer.push(item)
-
-
-@handler("FOR_ITER", since=(3, 12))
-def _for_iter_to_end_for(tracer, instr):
-    item = _next_item(tracer)
-    tracer.push(ConstantValue(None) if item is None else item)
-    if item is None:
-        tracer.jump_to = instr.arg
-
-
-@handler("END_FOR", since=(3, 12), until=(3, 12))
-def _end_for_both(tracer, instr):
-    tracer.popn(2)
-
-
-@handler("END_FOR", since=(3, 13))
-def _end_for(tracer, instr):
-    tracer.pop()
-
-
 # -- f-strings (NOTE(string-formatting) in strings.py) ------------------------------------------
 @handler("FORMAT_VALUE", until=(3, 12))
 def _format_value(tracer, instr):
@@ -730,66 +504,3 @@ def _format_with_spec(tracer, instr):
 @handler("BUILD_STRING")
 def _build_string(tracer, instr):
     tracer.push(ConstantValue("".join(python_value(part) for part in tracer.popn(instr.arg))))
-
-
-# -- everything else (NOTE(opcode-table)) -------------------------------------------------------
-_PATTERNS = "a match statement is not captured"
-_MUTATION = "a store into a closure variable, or a del statement, is not captured"
-_CONTAINERS = "exception groups and type parameters are not captured"
-_FUNCTIONS = ("defining a function, an import, super(), a failing assert or a call with * or ** unpacking is not "
-              "captured yet")
-_EXCEPTIONS = "raising or catching an exception is not captured"
-_WITH = "a with statement is entered in Python at a graph break, and its body is compiled after it"
-_NEVER_HANDED = "generators, coroutines and module or class bodies are never captured"
-_UNHANDLED_GROUPS = {
-    ("break", _PATTERNS): ("GET_LEN", "MATCH_CLASS", "MATCH_KEYS", "MATCH_MAPPING", "MATCH_SEQUENCE"),
-    ("break", _MUTATION): (
-        "STORE_DEREF", "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_DEREF"),
-    ("break", _CONTAINERS): ("CALL_INTRINSIC_2",),
-    ("break", _FUNCTIONS): (
-        "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE", "CALL_FUNCTION_EX",
-        "LOAD_SUPER_ATTR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_ASSERTION_ERROR", "EXIT_INIT_CHECK"),
-    ("break", _EXCEPTIONS): (
-        "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH",
-        "PREP_RERAISE_STAR", "WITH_EXCEPT_START"),
-    ("break", _WITH): ("BEFORE_WITH",),
-    ("skip", _NEVER_HANDED): (
-        "RETURN_GENERATOR", "YIELD_VALUE", "SEND", "END_SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-        "END_ASYNC_FOR", "BEFORE_ASYNC_WITH", "ASYNC_GEN_WRAP", "GET_YIELD_FROM_ITER", "CLEANUP_THROW",
-        "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_BUILD_CLASS", "SETUP_ANNOTATIONS", "IMPORT_STAR",
-        "PRINT_EXPR", "LOAD_CLASSDEREF", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF"),
-}
-# A with statement is entered in Python at a break (NOTE(grad-mode-with)), leaving its
-# `__exit__` and what `__enter__` returned; its cleanup handler starts with WITH_CLEANUP.
-resumes("BEFORE_WITH", on_break=_redone(1, leaves=(True, True)))
-WITH_CLEANUP = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")
-# name -> (kind, reason), for the opcodes of the running interpreter.
-UNHANDLED = {name: group for group, names in _UNHANDLED_GROUPS.items() for name in names if name in OPCODES}
-
-# Opcodes that never appear in a decoded code object (decode reads co_code, not the
-# specialised or instrumented copy), with why.
-NOT_IN_CODE = {name: reason for name, reason in (
-    ("CACHE", "inline cache units; decode skips them"),
-    ("EXTENDED_ARG", "an oparg prefix; decode folds it into the argument"),
-    ("RESERVED", "a placeholder number"),
-    ("ENTER_EXECUTOR", "only in the specialised code of a running interpreter"),
-    ("INTERPRETER_EXIT", "only in the interpreter's own entry trampoline"),
-    *((name, "instrumented form for sys.monitoring; co_code holds the plain one")
-      for name in OPCODES if name.startswith("INSTRUMENTED_")),
-) if name in OPCODES}
-
-
-def unhandled_reason(name: str) -> Break:
-    """The Break for an instruction with no handler."""
-    return _unhandled_break(name, *UNHANDLED.get(name, ("break", "this instruction is not modelled")))
-
-
-def every_unhandled_reason(name: str) -> list[Break]:
-    """The Break of each group of the table, whichever Python runs, with `name` standing
-    for the instruction (docs/troubleshooting.md lists them all)."""
-    return [_unhandled_break(name, kind, reason) for kind, reason in _UNHANDLED_GROUPS]
-
-
-def _unhandled_break(name: str, kind: str, reason: str) -> Break:
-    whole = "" if kind == "break" else "; the whole function runs in Python"
-    return Break("unsupported", f"{reason} ({name}){whole}")

@@ -1,5 +1,6 @@
 """Python's operators on symbolic values: binary and comparison operators, in-place updates
-of arrays (NOTE(functionalisation) in functionalise.py), and subscripts.
+of arrays (NOTE(functionalisation) in functionalise.py), subscripts, operators on constants
+and truth values.
 """
 
 from __future__ import annotations
@@ -120,3 +121,28 @@ def _refuse_symbolic_slices(index: Any) -> None:
                                        (item.start, item.stop, item.step)):
             raise Break("unsupported", "a slice bound that is a symbolic size",
                         hint="mark the size static with dynamic=False")
+
+
+def constant_op(fn, value: Value, symbol: str) -> ConstantValue:
+    """`fn` applied to a constant at trace time; the error Python would raise is the
+    user's own."""
+    if isinstance(value, ConstantValue):
+        try:
+            return ConstantValue(fn(value.value))
+        except Exception as error:
+            raise Break("user_error", f"{type(error).__name__}: {error}") from error
+    raise Break("unsupported", f"operator {symbol} on {describe(value)}")
+
+
+def truth(value: Value) -> bool:
+    """The truth value of `value` where the trace knows it; an array's depends on its data."""
+    if isinstance(value, ArrayValue):
+        raise Break("data_dependent", "the truth value of an array depends on its values",
+                    hint="use np.where, or compute the condition outside the compiled function")
+    if isinstance(value, DictValue):
+        return bool(value.keys())
+    if isinstance(value, SequenceValue):
+        return bool(value.items)
+    if isinstance(value, ConstantValue):
+        return constant_op(bool, value, "bool").value
+    raise Break("unsupported", f"the truth value of {describe(value)}")

@@ -28,8 +28,8 @@ from typing import Any, Callable
 from ..graph import GraphModule
 from .breaks import Break
 from .assemble import assemble
-from .bytecode import Instr, call_instructions
-from .emit import RESULT, load_source, prologue, rebuild, write_back_inputs
+from .bytecode import Instr
+from .emit import call_graph, prologue, rebuild, return_value, store_result
 from .sources import Source
 from .values import ArrayValue, Value, contents
 
@@ -57,10 +57,10 @@ def build(tracer, compiler: Callable) -> Output:
     # after the graph call, the result read before them.
     temps: dict[int, str] = {}
     replay = effects.replay(tracer, outputs, temps, [value], loc)
-    tail = [] if single else [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, tracer.code, loc),
-                              *replay, *rebuild(value, outputs, tracer.code, loc, temps)]
+    tail = [] if single else [*store_result(written, tracer.code, loc), *replay,
+                              *rebuild(value, outputs, tracer.code, loc, temps)]
     call, graph_module = _compile(tracer, compiler, loc)
-    body = call + tail + [Instr("RETURN_VALUE", loc=loc)]
+    body = call + tail + return_value(loc)
     code = assemble(dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body))
     return Output(code, graph_module)
 
@@ -78,8 +78,7 @@ def graph_call(tracer, compiler: Callable, live: list[Value]) -> tuple[list[Inst
     tracer.graph.output(tuple(outputs))
     loc = _op_loc(tracer)
     call, graph_module = _compile(tracer, compiler, loc)
-    return call + [Instr("STORE_FAST", RESULT, loc=loc), *write_back_inputs(written, tracer.code, loc)], outputs, \
-        graph_module
+    return call + store_result(written, tracer.code, loc), outputs, graph_module
 
 
 def _op_loc(tracer):
@@ -88,10 +87,9 @@ def _op_loc(tracer):
 
 
 def _compile(tracer, compiler: Callable, loc) -> tuple[list[Instr], GraphModule]:
-    loads = [load_source(source, tracer.code, loc) for source, _, _ in tracer.capture.inputs]
     graph_module = GraphModule(tracer.graph)
     compiled = compiler(graph_module, [example for _, example, _ in tracer.capture.inputs])
-    return call_instructions([Instr("LOAD_CONST", compiled, loc=loc)], loads, loc), graph_module
+    return call_graph(compiled, [source for source, _, _ in tracer.capture.inputs], tracer.code, loc), graph_module
 
 
 def _collect(value: Value, outputs: list) -> None:

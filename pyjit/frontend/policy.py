@@ -5,8 +5,10 @@ user's code (and the graph's own ops call into them): the frame callback skips t
 the interpreter does not inline their functions (NOTE(inlining) in inline.py). A
 package written on registry ops to be captured declares itself with
 `inline_package(its __init__ file)` (pyjit.nn does), and its functions are inlined
-like the user's. A class declares how calling its instances and reading attributes
-its instances lack work with `inline_protocol(...)` (pyjit.nn.Module does).
+like the user's. A class declares how calling its instances and reading attributes its
+instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
+graph input when its class is pyjit's own (`is_pyjit_class`: Tensor,
+pyjit.nn.Parameter); a user's subclass is an object like any other.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ def is_skipped_file(filename: str) -> bool:
 def is_library(filename: str) -> bool:
     """Whether functions of `filename` run in Python rather than being inlined."""
     return is_skipped_file(filename) and not filename.startswith(_inlined_dirs)
+
+
+def is_pyjit_class(kind: type) -> bool:
+    """Whether `kind` is one of pyjit's own classes (pyjit.nn.Parameter), not a user's
+    subclass of one, whose overrides a graph input would not see. Read through type's
+    own slot, past any metaclass (NOTE(no-user-code-at-trace))."""
+    return type.__getattribute__(kind, "__module__").split(".")[0] == "pyjit"
 
 
 def inline_package(init_file: str) -> None:

@@ -49,7 +49,7 @@ counted once (`repeats_a_break`), and it unrolls no loop (`is_split`).
 
 A break inside an unrolled loop passes the loop's iterator, on the stack, as a tuple of
 its remaining items, which the resume function's prologue iterates again (a layout slot
-"iterator"), so its trace goes on unrolling (NOTE(loop-unrolling) in opcodes.py).
+"iterator"), so its trace goes on unrolling (NOTE(loop-unrolling) in control_flow.py).
 
 Python code after the break works on the graph's outputs, so an output that is a view
 of an input must come back as a view (the eager backend's are NumPy's own).
@@ -64,11 +64,11 @@ from typing import Callable
 
 from .breaks import Break
 from .assemble import assemble
-from .bytecode import (Instr, Label, call_instructions, decoded, locals_read_after, make_function, name_arg,
-                       reachable_from)
+from .bytecode import Instr, Label, decoded, locals_read_after, make_function, reachable_from
 from .codemap import CodeMap
-from .opcodes import ON_BREAK
-from .emit import TEMP, iterates_a_list, prologue, rebuild, rebuild_iterable
+from .opcode_table import ON_BREAK
+from .emit import (ITERATOR, TEMP, handler_code, iterates_a_list, keep, prologue, redo, resume_call, resume_prologue,
+                   under_handler)
 from .output import Output, graph_call
 from .values import NULL, CallableValue, DictValue, IteratorValue, SequenceValue, Value, contents
 
@@ -79,7 +79,6 @@ _STACK = "__pyjit_stack{}"
 # (NOTE(loop-unrolling)).
 UNROLLED_RESUME_DEPTH = 8
 _RESUME_NAME, _RESUME_QUALNAME = "pyjit_resume_in_", ".<resume at line "
-_ITERATOR = "iterator"  # a stack layout slot: an argument the resume function's prologue iterates
 _VARARGS_FLAGS = 0x04 | 0x08  # CO_VARARGS, CO_VARKEYWORDS: a resume function takes plain arguments
 _INTROSPECTION = frozenset({"locals", "vars", "dir"})
 
@@ -89,19 +88,10 @@ def build_break(tracer, compiler: Callable, wrap: Callable | None = None) -> Out
     (NOTE(resume-functions)); raises Break saying why when it cannot be resumed. With
     `wrap`, the breaking call calls `wrap(callable)` instead of the callable, and is
     never split before (NOTE(captured-backward))."""
-    instr, index, code = tracer.instr, tracer.index, tracer.code
+    instr, code = tracer.instr, tracer.code
     instructions = tracer.bytecode.instructions
     _refuse_introspection(code, instructions)
-    try:
-        consumed, produced, replay, targets = _effect(tracer)
-        if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
-            raise Break("unsupported", "the instruction is inside a try or with block")
-    except Break:
-        if not tracer.graph.calls() or wrap is not None:
-            raise
-        start = ON_BREAK[instr.name].start(instructions, index) if instr.name in ON_BREAK else index
-        consumed, produced, replay, targets = 0, (), [], [start]  # split the frame before it
-        tracer.capture.split = True
+    consumed, produced, replay, targets = _effect(tracer, wrap is not None)
     stack = tracer.stack_before
     below, operands = stack[:len(stack) - consumed], stack[len(stack) - consumed:]
     # Cells go in the closure; a local LOAD_FAST_AND_CLEAR unbound is not live.
@@ -117,81 +107,40 @@ def build_break(tracer, compiler: Callable, wrap: Callable | None = None) -> Out
                   if isinstance(value, CallableValue) and value.kind == "container_method"]
     _refuse_shared_lists([*values, *operands, *containers, *effects.values()])
     loc = instr.loc
-    # A method bound to a computed array is rebuilt from it (`_push`), whether it is an
+    # A method bound to a computed array is rebuilt from it by the emitter, whether it is an
     # operand or left below a split call (`y.max()` inside a try body).
     bound_to = [value.self for value in (*values, *operands)
                 if isinstance(value, CallableValue) and value.self is not None]
     body, outputs, graph_module = graph_call(tracer, compiler, [*values, *operands, *bound_to, *effects.values()])
     handler = tracer.capture.graph_handler  # NOTE(grad-mode-with)
-    body = _under(handler, tracer.capture.graph_handler_stack, body, loc, tracer.code)
+    body = under_handler(handler, tracer.capture.graph_handler_stack, body, code, loc)
     temps: dict[int, str] = {}
     # NOTE(side-effects): what runs after the replay is read before it stores anything.
     kept = [*values, *(v for v in operands if v is not NULL)] if effects.pending else values
     kept = kept + [value for value in operands if isinstance(value, IteratorValue)]  # one object, however held
     iterated = _stack_iterators(below, [*values, *operands, *containers, *effects.values()]) \
         if _depths.get(code, int) < UNROLLED_RESUME_DEPTH else set()
-    for value in [*containers, *kept]:
-        if id(value) not in temps:
-            push = (rebuild_iterable(value, outputs, tracer.code, loc, temps) if id(value) in iterated
-                    else _push(value, outputs, tracer.code, loc, temps))
-            temps[id(value)] = TEMP.format(len(temps))
-            body += push + [Instr("STORE_FAST", temps[id(value)], loc=loc)]
+    body += keep([*containers, *kept], iterated, outputs, code, loc, temps)
     body += effects.replay(tracer, outputs, temps, [], loc)
-    redo = [instr for value in operands for instr in (
-        [Instr("PUSH_NULL", loc=loc)] if value is NULL else _wrapped(
-            wrap if value is _called(operands) else None, _load(value, temps, outputs, tracer.code, loc), loc))]
     results = [TEMP.format(len(temps) + i) for i in range(sum(produced))]
-    redo += replay + [Instr("STORE_FAST", name, loc=loc) for name in reversed(results)]
+    redone = redo(operands, replay, results, temps, outputs, code, loc, wrap)
     if instr.handler is not None:  # a break inside the body the graph ran under
-        redo = _under(handler, tracer.capture.graph_handler_stack, redo, loc, tracer.code)
-    body += redo
-    stack_args = [[Instr("LOAD_FAST", temps[id(v)], loc=loc)] for v in below if v is not NULL]
-    stack_args += [[Instr("LOAD_FAST", name, loc=loc)] for name in results]
-    layout = tuple(_ITERATOR if id(v) in iterated else v is not NULL for v in below) + produced
+        redone = under_handler(handler, tracer.capture.graph_handler_stack, redone, code, loc)
+    body += redone
+    stack_names = [temps[id(v)] for v in below if v is not NULL] + results
+    layout = tuple(ITERATOR if id(v) in iterated else v is not NULL for v in below) + produced
+    through = TailCall if _depths.get(code, int) > 0 else trampoline  # originals are 0 deep
     for number, (target, local_names) in enumerate(zip(targets, live)):
         if number:  # the side a conditional jump takes starts at its label
             body.append(replay[-1].arg)
         # A local the traced path never stored is the frame's own: passed as it is.
-        local_args = [[Instr("LOAD_FAST", temps[id(tracer.locals[n])] if n in tracer.locals else n, loc=loc)]
-                      for n in local_names]
+        local_temps = [temps[id(tracer.locals[n])] if n in tracer.locals else n for n in local_names]
         resumed = resume_code(code, target, layout, local_names, tracer.capture.split)
-        body += _resume_call(code, make_function(resumed, loc, code.co_cellvars), stack_args + local_args, loc)
+        body += resume_call(through, make_function(resumed, loc, code.co_cellvars), stack_names + local_temps, loc)
     if handler is not None:
-        body += _handler_code(instructions, handler)
+        body += handler_code(instructions, handler)
     bytecode = dataclasses.replace(tracer.bytecode, instructions=prologue(tracer.bytecode) + body)
     return Output(assemble(bytecode), graph_module)
-
-
-def _called(operands: list[Value]) -> Value | None:
-    """The callable among a call's operands: whichever of its two slots is not NULL (the
-    first when both hold a value: `method, self`)."""
-    return operands[1] if len(operands) > 1 and operands[0] is NULL else operands[0] if operands else None
-
-
-def _wrapped(wrap: Callable | None, load: list, loc) -> list:
-    """`load`, or `wrap(<what load pushes>)` (NOTE(captured-backward))."""
-    return load if wrap is None else call_instructions([Instr("LOAD_CONST", wrap, loc=loc)], [load], loc)
-
-
-def _under(handler, prefix: list[Value], instructions: list, loc, code) -> list:
-    """`instructions` run under `handler` (NOTE(grad-mode-with)): `prefix`, the stack the
-    handler starts from (the `with`'s `__exit__` on top), is pushed first and popped after."""
-    if handler is None or not instructions:
-        return instructions
-    if any(value is NULL or value.source is None for value in prefix):
-        raise Break("unsupported", "the stack below a with block's body holds values computed in the trace")
-    loads = [instr for value in prefix for instr in _load(value, {}, [], code, loc)]
-    guarded = [Instr(instr.name, instr.arg, loc=instr.loc, handler=handler) if isinstance(instr, Instr) else instr
-               for instr in instructions]
-    return loads + guarded + [Instr("POP_TOP", loc=loc) for _ in prefix]
-
-
-def _handler_code(instructions: list, handler) -> list:
-    """The `with`'s cleanup and what it reaches, copied into the transformed code after
-    its last return (NOTE(grad-mode-with))."""
-    start = next(index for index, item in enumerate(instructions) if item is handler.target)
-    reached = reachable_from(instructions, start)
-    return [item for index, item in enumerate(instructions) if index in reached]
 
 
 class TailCall:
@@ -218,13 +167,6 @@ def trampoline(function, *arguments):
     return result
 
 
-def _resume_call(code: types.CodeType, load_function: list, arguments: list[list], loc) -> list:
-    """Call the resume function and return its result (NOTE(resume-trampoline))."""
-    through = TailCall if _depths.get(code, int) > 0 else trampoline  # originals are 0 deep
-    return call_instructions([Instr("LOAD_CONST", through, loc=loc)], [load_function, *arguments], loc) + [
-        Instr("RETURN_VALUE", loc=loc)]
-
-
 def _refuse_introspection(code: types.CodeType, instructions: list) -> None:
     """Raises Break if the frame looks at itself, which a resume function would change:
     zero-argument `super()` reads the first local and the `__class__` cell, and
@@ -238,14 +180,27 @@ def _refuse_introspection(code: types.CodeType, instructions: list) -> None:
         raise Break("unsupported", f"a function that calls {read[0]}() is not resumed after a graph break")
 
 
-def _effect(tracer) -> tuple[int, tuple[bool, ...], list, list[int]]:
+def _effect(tracer, wrapped: bool) -> tuple[int, tuple[bool, ...], list, list[int]]:
     """For the breaking instruction, as its opcode declares (NOTE(break-behaviour)):
     how many stack items it takes, the layout of what it leaves, the instructions that
-    redo it, and the instruction indices the code resumes at."""
-    on_break = ON_BREAK.get(tracer.instr.name)
-    if on_break is None:
-        raise Break("unsupported", f"a graph break at {tracer.instr.name} is not resumed")
-    return on_break.effect(tracer.bytecode.instructions, tracer.index)
+    redo it, and the instruction indices the code resumes at; for one that cannot be
+    redone, the frame is split before it when some op was captured and the call is not
+    `wrapped` (NOTE(captured-backward))."""
+    instr, index, instructions = tracer.instr, tracer.index, tracer.bytecode.instructions
+    on_break = ON_BREAK.get(instr.name)
+    try:
+        if on_break is None:
+            raise Break("unsupported", "nothing was captured before the break, and Python can run this "
+                        "instruction only where the frame is split before it")
+        consumed, produced, replay, targets = on_break.effect(instructions, index)
+        if tracer.in_try_block() or (instr.handler is not None and len(targets) > 1):
+            raise Break("unsupported", "the instruction is inside a try or with block")
+    except Break:
+        if not tracer.graph.calls() or wrapped:
+            raise
+        tracer.capture.split = True
+        return 0, (), [], [on_break.start(instructions, index) if on_break is not None else index]
+    return consumed, produced, replay, targets
 
 
 def _stack_iterators(below: list[Value], held: list[Value]) -> set[int]:
@@ -295,21 +250,6 @@ def _refuse_shared_lists(values: list[Value]) -> None:
                     "resumed")
 
 
-def _push(value: Value, outputs: list, code, loc, temps: dict | None = None) -> list:
-    """`rebuild`, and a method bound to an array, list or dict (`x.sum`, `lst.append`
-    about to be called)."""
-    if isinstance(value, CallableValue) and value.kind in ("method", "container_method") and value.source is None:
-        bound = _load(value.self, temps or {}, outputs, code, loc)
-        return bound + [Instr("LOAD_ATTR", name_arg(value.target, "LOAD_ATTR"), loc=loc)]
-    return rebuild(value, outputs, code, loc)
-
-
-def _load(value: Value, temps: dict, outputs: list, code, loc) -> list:
-    if id(value) in temps:
-        return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
-    return _push(value, outputs, code, loc, temps)
-
-
 # -- resume codes ---------------------------------------------------------------------------------
 _codes = CodeMap()
 _splits = CodeMap()  # resume codes that start at an instruction the original broke at
@@ -351,20 +291,13 @@ def _make(code: types.CodeType, index: int, layout: tuple, names: tuple[str, ...
     freevars = [*code.co_freevars, *code.co_cellvars]  # the original's cells come in the closure
     loc = next((item.loc for item in instructions[index:] if isinstance(item, Instr) and item.loc), None)
     stack_names = [_STACK.format(i) for i in range(sum(map(bool, layout)))]
-    arguments = iter(stack_names)
-    loads = [instr for slot in layout for instr in (
-        [Instr("PUSH_NULL", loc=loc)] if not slot else [Instr("LOAD_FAST", next(arguments), loc=loc)]
-        + ([Instr("GET_ITER", loc=loc)] if slot == _ITERATOR else []))]
     start = Label()
-    new_head = [Instr("COPY_FREE_VARS", len(freevars), loc=head[-1].loc)] if freevars else []
-    new_head += [instr for instr in head if isinstance(instr, Label)
-                 or instr.name not in ("COPY_FREE_VARS", "MAKE_CELL")]
     # Only what the resume point reaches: a resume function of a resume function then
     # holds no more code than the original has left, whatever the number of breaks.
     reached = reachable_from(instructions, index)
     rest = [item for position, item in enumerate(instructions) if position >= len(head) and position in reached]
     rest.insert(rest.index(instructions[index]), start)
-    body = [*new_head, *loads, Instr("JUMP", start, loc=loc), *rest]
+    body = [*resume_prologue(head, freevars, layout, stack_names, start, loc), *rest]
     parameters = [*stack_names, *names]
     line = loc.lineno if loc is not None else code.co_firstlineno
     name, qualname = code.co_name, code.co_qualname.split(_RESUME_QUALNAME)[0]

@@ -122,7 +122,7 @@ class ObjectValue(Value):
 
 @dataclasses.dataclass(eq=False, slots=True)
 class IteratorValue(Value):
-    """An iterator the trace steps through (NOTE(loop-unrolling) in opcodes.py): `items`
+    """An iterator the trace steps through (NOTE(loop-unrolling) in control_flow.py): `items`
     are the values it yields, `position` the index of the next one. An iterator over a
     list (`of_list`) reads the list value's items as they are at each step, so it sees
     the list change as Python's list iterator does, and a graph break rebuilds it over
@@ -297,6 +297,10 @@ def describe(value: Any) -> str:
     return _describe_object(value)
 
 
+# Most NumPy functions (np.sort, np.cumsum, ...) are dispatcher objects of NumPy's own type.
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type(np.sort))
+
+
 def _describe_object(obj: Any) -> str:
     """Reads nothing of `obj` but its exact type, so no code of the user's runs
     (NOTE(no-user-code-at-trace))."""
@@ -311,7 +315,7 @@ def _describe_object(obj: Any) -> str:
         return f"the module {obj.__name__}"
     if issubclass(kind, type):
         return f"the class {_qualified(obj)}"
-    if kind in (types.FunctionType, types.BuiltinFunctionType, np.ufunc):
+    if kind in _FUNCTION_TYPES:
         return f"the function {_qualified(obj)}"
     name = _qualified(kind)
     return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name} object"

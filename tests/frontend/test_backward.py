@@ -1,6 +1,8 @@
 """pyjit/frontend/backward.py: `loss.backward()` in compiled code is captured by compiled
 autograd, not broken (NOTE(captured-backward)), with the tape's gradients."""
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -149,7 +151,7 @@ def test_side_effects_before_backward_are_seen_by_its_hooks(jit):
     np.testing.assert_allclose(x.grad.numpy(), 2.0)
 
 
-def test_backward_in_a_try_block_runs_on_the_tape(jit):
+def test_backward_in_a_try_block_runs_on_the_tape(jit, caplog):
     x = pyjit.randn(3, requires_grad=True)
 
     def f(x):
@@ -160,10 +162,13 @@ def test_backward_in_a_try_block_runs_on_the_tape(jit):
             pass
         return loss
 
-    with config.patch(compiled_autograd=True):
+    with config.patch(compiled_autograd=True), caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
         jit(f)(x)
     assert counters["graph_break"]["a backward pass under compiled autograd cannot be resumed here"] == 1
     np.testing.assert_allclose(x.grad.numpy(), 2.0)
+    # The log says how the break ended: the frame ran as it is, and why.
+    (record,) = [r.getMessage() for r in caplog.records if r.name == "pyjit.graph_breaks"]
+    assert "the frame runs as it is: the instruction is inside a try or with block" in record
 
 
 def test_forward_graph_breaks_do_not_split_the_backward(jit):

@@ -268,6 +268,22 @@ def test_a_frame_that_looks_at_itself_is_not_resumed(jit, caplog, fn, reason):
     assert any("runs as it is: " in r.getMessage() and reason in r.getMessage() for r in caplog.records)
 
 
+def test_why_a_break_with_nothing_before_it_is_not_resumed_is_said_in_plain_words(jit, caplog):
+    def stores_into_its_closure(x):
+        scale = 1
+
+        def scaled():
+            return x * scale
+
+        scale = 2  # STORE_DEREF: a break that is resumed only by splitting the frame
+        return scaled()
+
+    with caplog.at_level(logging.DEBUG, logger="pyjit.graph_breaks"):
+        assert same(jit(stores_into_its_closure)(np.ones(2)), stores_into_its_closure(np.ones(2)))
+    (record,) = [r.getMessage() for r in caplog.records if "stores_into_its_closure (" in r.getMessage()]
+    assert "the frame runs as it is: nothing was captured before the break" in record and "STORE_DEREF is" not in record
+
+
 def test_a_break_inside_try_splits_before_it(jit, capsys):
     def guarded(x):
         y = np.cos(x)

@@ -53,6 +53,7 @@ def test_values_are_described_in_plain_words_for_break_reasons():
              (ConstantValue(np.dtype), "the class numpy.dtype"),
              (CallableValue("builtin", print), "the function print"),
              (CallableValue("numpy", np.exp), "the function numpy.exp"),
+             (ObjectValue(np.sort), "the function numpy.sort"),
              (CallableValue("method", "sum", ArrayValue(node)), "the method sum"),
              (ObjectValue(collections.OrderedDict()), "a collections.OrderedDict object"),
              (ObjectValue(np.ones(2)), "an array")]

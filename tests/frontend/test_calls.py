@@ -1,0 +1,15 @@
+"""pyjit/frontend/calls.py: a call the interpreter cannot capture is a graph break whose
+reason names what was called in plain words, and the call runs in Python."""
+
+import numpy as np
+
+from pyjit.utils import counters
+
+
+def test_an_uncaptured_numpy_function_is_named_in_the_break_reason(jit):
+    def sorted_twice(x):
+        return np.sort(x * 2) + 1  # np.sort is not in the op registry
+
+    x = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(jit(sorted_twice)(x), sorted_twice(x))
+    assert list(counters["graph_break"]) == ["a call to the function numpy.sort is not captured"]
