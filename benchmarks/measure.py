@@ -203,14 +203,16 @@ def vector_math_floor(workload: Workload, quick: bool) -> dict:
     (count,) = {argument.size for _, argument in calls}
     dtype = calls[0][1].dtype
     ctype = c_renderer.ctype(dtype)
-    blocks = [np.ascontiguousarray(argument.reshape(-1)[:FLOOR_BLOCK]) for _, argument in calls]
+    arrays = list({id(argument): argument for _, argument in calls}.values())  # sin(x) and cos(x): one block
+    number = {id(array): n for n, array in enumerate(arrays)}
+    blocks = [np.ascontiguousarray(array.reshape(-1)[:FLOOR_BLOCK]) for array in arrays]
     source = c_renderer.PRELUDE + FLOOR_SOURCE.format(
         arguments="\n".join(f"  const {ctype} *restrict a{n} = (const {ctype} *)buffers[{n}];"
-                            for n in range(len(calls))),
+                            for n in range(len(blocks))),
         ctype=ctype, block=FLOOR_BLOCK,
-        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{c_renderer.suffix(dtype)}(a{n}[i])"
-                         for n, (op, _) in enumerate(calls)))
-    kernel = build.load(source).kernel("vector_math_floor", len(calls), 1)
+        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{c_renderer.suffix(dtype)}(a{number[id(argument)]}[i])"
+                         for op, argument in calls))
+    kernel = build.load(source).kernel("vector_math_floor", len(blocks), 1)
     args = (*blocks, count)
     return {"vector_math_ms": steady_state(kernel, args, quick)["median_ms"],
             "vector_math": [op for op, _ in calls]}
