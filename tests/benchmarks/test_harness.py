@@ -133,6 +133,13 @@ def test_each_floor_is_the_larger_of_bandwidth_and_vector_math(quick_run):
         assert which.startswith("vector math" if calls and row["floor_ms"] > row["bandwidth_floor_ms"] else "bandwidth")
 
 
+def test_the_floor_task_times_each_workloads_vector_math(run_quick, tmp_path):
+    """`measure.py floor WORKLOAD`, the process run.py starts for a vector-math floor."""
+    for name, calls in VECTOR_MATH.items():
+        floor = json.loads(run_quick("measure.py", "floor", name, "--cache", str(tmp_path)).splitlines()[-1])
+        assert floor["vector_math"] == calls and floor["vector_math_ms"] > 0
+
+
 def no_gpu() -> bool:
     if importlib.util.find_spec("cupy") is None:
         return True
