@@ -10,6 +10,8 @@
         the compiled `x + 1` on 16 float32 elements against the plain call
     python -P benchmarks/measure.py stream [--quick]
         the copy bandwidth (the floor of the memory-bound workloads)
+    python -P benchmarks/measure.py floor WORKLOAD [--quick]
+        the vector-math floor: the workload's vector-math calls alone (NOTE(vector-math-floor))
 
 NOTE(one-process-per-row): every (engine, workload) pair runs in a process of its own,
 so its peak RSS is its own (the high-water mark cannot be reset in a process), its first
@@ -161,6 +163,61 @@ def stream(quick: bool) -> dict:
             "bandwidth_gbs": 2 * source.nbytes / copy_seconds / 1e9}
 
 
+# NOTE(vector-math-floor): a workload bound by its transcendental functions cannot run
+# faster than those calls alone. The floor is one C loop, compiled by pyjit's own build
+# (its compiler and flags) with the C renderer's declarations (NOTE(vector-math-accuracy)),
+# so each call is the libmvec variant the kernels call, on OpenMP's threads like theirs.
+# It makes the workload's calls, as many as the workload makes (each over the whole
+# array), on the arguments the workload passes them (computed by NumPy). The arguments
+# are a block of FLOOR_BLOCK elements read again and again, and the sums of the calls'
+# results go to a block on each thread's stack: both stay in L1, so no memory traffic
+# is in the figure (the bandwidth floor covers that). An empty `asm` that may read the
+# block after each pass keeps the calls from being optimized away. (Summing the results
+# into one reduction instead ran ~15% slower than the kernels themselves.)
+FLOOR_BLOCK = 2048
+FLOOR_SOURCE = """
+void vector_math_floor(char *const *buffers, const int64_t *sizes) {{
+{arguments}
+  const int64_t count = sizes[0];
+#pragma omp parallel
+  {{
+    {ctype} sums[{block}];
+#pragma omp for schedule(static)
+    for (int64_t start = 0; start < count; start += {block}) {{
+      const int64_t stop = count - start < {block} ? count - start : {block};
+#pragma omp simd
+      for (int64_t i = 0; i < stop; ++i) sums[i] = {calls};
+      __asm__ volatile("" : : "r"(sums) : "memory");
+    }}
+  }}
+}}
+"""
+
+
+def vector_math_floor(workload: Workload, quick: bool) -> dict:
+    """The time of `workload`'s vector-math calls alone, timed like a row's steady state."""
+    from pyjit.codegen import build, c_renderer
+
+    case = workload.numpy(quick)
+    calls = workload.vector_math(*case.args)
+    (count,) = {argument.size for _, argument in calls}
+    dtype = calls[0][1].dtype
+    ctype = c_renderer.ctype(dtype)
+    arrays = list({id(argument): argument for _, argument in calls}.values())  # sin(x) and cos(x): one block
+    number = {id(array): n for n, array in enumerate(arrays)}
+    blocks = [np.ascontiguousarray(array.reshape(-1)[:FLOOR_BLOCK]) for array in arrays]
+    source = c_renderer.PRELUDE + FLOOR_SOURCE.format(
+        arguments="\n".join(f"  const {ctype} *restrict a{n} = (const {ctype} *)buffers[{n}];"
+                            for n in range(len(blocks))),
+        ctype=ctype, block=FLOOR_BLOCK,
+        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{c_renderer.suffix(dtype)}(a{number[id(argument)]}[i])"
+                         for op, argument in calls))
+    kernel = build.load(source).kernel("vector_math_floor", len(blocks), 1)
+    args = (*blocks, count)
+    return {"vector_math_ms": steady_state(kernel, args, quick)["median_ms"],
+            "vector_math": [op for op, _ in calls]}
+
+
 def _use_cache(cache: str) -> None:
     """Both pyjit's and torch's compile caches go under `cache` (torch reads its
     variable when it is imported, later)."""
@@ -172,15 +229,18 @@ def _use_cache(cache: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("task", choices=("run", "warm", "dispatch", "stream"))
+    parser.add_argument("task", choices=("run", "warm", "dispatch", "stream", "floor"))
     parser.add_argument("names", nargs="*", help="ENGINE [WORKLOAD]")
     parser.add_argument("--cache", help="the compile caches' folder")
     parser.add_argument("--quick", action="store_true")
     options = parser.parse_args()
+    if options.cache:
+        _use_cache(options.cache)
     if options.task == "stream":
         result = stream(options.quick)
+    elif options.task == "floor":
+        result = vector_math_floor(BY_NAME[options.names[0]], options.quick)
     else:
-        _use_cache(options.cache)
         engine = all_engines()[options.names[0]]
         if options.task == "dispatch":
             result = dispatch(engine, options.quick)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
@@ -75,15 +76,33 @@ def run_row(engine, workload, cache_root: str, quick: bool) -> dict:
     return row
 
 
-def run_all(engines, workloads, quick: bool) -> tuple[list[dict], list[dict]]:
-    """Every (engine, workload) row, then each compiling engine's dispatch overhead."""
-    rows, dispatch = [], []
+def vector_math_floor(workload, cache_root: str, quick: bool, before: dict | None = None) -> dict:
+    """The workload's vector-math floor (NOTE(vector-math-floor) in measure.py), or {}.
+    Measured before the workload's rows and again after them (`before`: the first
+    figure): a floor timed in a slow spell of the machine would be too high, so the
+    lower of the two counts."""
+    if workload.vector_math is None:
+        return {}
+    floor = measure(["floor", workload.name, "--cache", os.path.join(cache_root, "floor")], quick)
+    progress(f"  {'vector-math floor':24s} " + (f"{floor['vector_math_ms']:17.3f} ms" if "vector_math_ms" in floor
+                                                else floor["error"]))
+    if before and "vector_math_ms" in before and before["vector_math_ms"] < floor.get("vector_math_ms", math.inf):
+        return before
+    return floor
+
+
+def run_all(engines, workloads, quick: bool) -> tuple[list[dict], list[dict], dict]:
+    """Every (engine, workload) row, each compiling engine's dispatch overhead, and the
+    workloads' vector-math floors."""
+    rows, dispatch, floors = [], [], {}
     # NOTE(workload-major): a workload's rows run back to back, so a slow spell of the
     # shared machine moves its ratios less than if NumPy's row ran minutes before the rest.
     with tempfile.TemporaryDirectory(prefix="pyjit-bench-") as cache_root:
         for number, workload in enumerate(workloads, 1):
             progress(f"[{number}/{len(workloads)}] {workload.name}")
+            before = vector_math_floor(workload, cache_root, quick)
             rows += [run_row(engine, workload, cache_root, quick) for engine in engines if engine.applies(workload)]
+            floors[workload.name] = before and vector_math_floor(workload, cache_root, quick, before)
         progress("dispatch overhead")
         for engine in (engine for engine in engines if engine.compiles and engine.kind != "gpu"):
             cache = os.path.join(cache_root, engine.name, "dispatch")
@@ -91,21 +110,36 @@ def run_all(engines, workloads, quick: bool) -> tuple[list[dict], list[dict]]:
             result = dispatch[-1]
             progress(f"  {engine.name:24s} " + (f"{result['overhead_ns']:+.0f} ns" if "overhead_ns" in result
                                                else result["error"]))
-    return rows, dispatch
+    return rows, dispatch, floors
 
 
-def add_ratios(rows: list[dict], bandwidth: float) -> None:
+def add_ratios(rows: list[dict], bandwidth: float, floors: dict) -> None:
     """Each row's speedup over NumPy's row of its workload (same run), and the workload's
-    bandwidth floor: NumPy's bytes read once plus written once, at the copy's bandwidth."""
+    floor: the larger of the bandwidth floor (NumPy's bytes read once plus written once,
+    at the copy's bandwidth) and its vector-math floor, where it has one."""
     numpy_rows = {row["workload"]: row for row in rows if row["engine"] == "numpy" and "median_ms" in row}
     for row in rows:
         baseline = numpy_rows.get(row["workload"])
         if baseline is None or row["status"] == "no GPU":
             continue
-        row["floor_ms"] = baseline["traffic_bytes"] / bandwidth * 1e3
+        row["bandwidth_floor_ms"] = baseline["traffic_bytes"] / bandwidth * 1e3
+        row["vector_math_floor_ms"] = floors.get(row["workload"], {}).get("vector_math_ms")
+        row["floor_ms"] = max(row["bandwidth_floor_ms"], row["vector_math_floor_ms"] or 0)
         if "median_ms" in row:
             row["speedup"] = baseline["median_ms"] / row["median_ms"]
-            row["floor_ratio"] = row["median_ms"] / row["floor_ms"] if BY_NAME[row["workload"]].memory_bound else None
+            row["floor_ratio"] = row["median_ms"] / row["floor_ms"] if BY_NAME[row["workload"]].at_floor else None
+
+
+def floor_text(row: dict, floor: dict) -> str:
+    """The workload's floor as its title line gives it: which floor, and the other one."""
+    bandwidth, vector = row["bandwidth_floor_ms"], row["vector_math_floor_ms"]
+    if vector is None:
+        return f"; floor {bandwidth:.3f} ms (bandwidth)" + (f", vector math {floor['error']}" if "error" in floor
+                                                               else "")
+    calls = "vector math: " + "+".join(floor["vector_math"])
+    if vector >= bandwidth:
+        return f"; floor {vector:.3f} ms ({calls}; bandwidth {bandwidth:.3f})"
+    return f"; floor {bandwidth:.3f} ms (bandwidth; {calls} {vector:.3f})"
 
 
 TABLE_WIDTH = 100  # columns every printed line fits in
@@ -164,7 +198,8 @@ def peer_lines(document: dict) -> list[str]:
 def print_table(document: dict) -> None:
     print(_fit(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
                f"{document['cpus']} CPUs{', quick sizes (a smoke test)' if document['quick'] else ''}"))
-    print(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s (the floor: bytes read once plus written once)")
+    print(_fit(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s; a workload's floor is the larger of bytes read "
+               "once plus written once at that bandwidth and its vector-math calls alone"))
     for line in peer_lines(document):
         print(_fit(line, "  "))
     name_width = max(len(_label(row["engine"])) for row in [*document["rows"], *document["dispatch"],
@@ -172,10 +207,9 @@ def print_table(document: dict) -> None:
     print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS))
     for workload in WORKLOADS:
         rows = [row for row in document["rows"] if row["workload"] == workload.name]
-        floor = rows[0].get("floor_ms") if rows else None
         if rows:
-            print(_fit(f"{workload.name}: {workload.what}" + (f"; floor {floor:.3f} ms" if floor is not None else ""),
-                       "  "))
+            floor = floor_text(rows[0], document["floors"].get(workload.name, {})) if "floor_ms" in rows[0] else ""
+            print(_fit(f"{workload.name}: {workload.what}{floor}", "  "))
         for row in rows:
             print(f"  {_label(row['engine']):{name_width}s}"
                   + "".join(f" {_cell(row, key, pattern, width)}" for _, key, pattern, width in COLUMNS))
@@ -257,8 +291,8 @@ def main() -> None:
     document = {"quick": options.quick, "pyjit": pyjit.__version__, "numpy": np.__version__,
                 "python": platform.python_version(), "cpus": os.cpu_count(), "installed_peers": installed_peers(),
                 **measure(["stream"], options.quick)}
-    document["rows"], document["dispatch"] = run_all(engines, workloads, options.quick)
-    add_ratios(document["rows"], document["bandwidth_gbs"] * 1e9)
+    document["rows"], document["dispatch"], document["floors"] = run_all(engines, workloads, options.quick)
+    add_ratios(document["rows"], document["bandwidth_gbs"] * 1e9, document["floors"])
     document["total_s"] = time.perf_counter() - started
     print_table(document)
     os.makedirs(os.path.dirname(os.path.abspath(options.json)), exist_ok=True)

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -18,6 +19,8 @@ HARNESS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
 WORKLOADS = ["chain", "cos_cos", "softmax", "layer_norm", "mlp", "gelu", "transformer", "kmeans", "black_scholes",
              "mlp_train", "column_stats", "clipped_step"]
 BACKENDS = [name for name in ("eager", "aot_eager", "inductor") if name in pyjit.list_backends(exclude_tags=None)]
+AT_FLOOR = {"chain", "cos_cos", "softmax", "layer_norm", "gelu"}
+VECTOR_MATH = {"chain": ["sin", "cos", "exp"], "cos_cos": ["cos", "cos"], "softmax": ["exp"], "gelu": ["tanh"]}
 TIMES = ["median_ms", "min_ms", "max_ms", "first_call_ms", "speedup", "peak_rss_mb", "floor_ms"]
 
 
@@ -104,11 +107,37 @@ def test_rows_carry_the_documented_figures(quick_run):
         for key in TIMES:
             assert isinstance(row[key], float) and math.isfinite(row[key]) and row[key] > 0, (key, row)
         assert row["min_ms"] <= row["median_ms"] <= row["max_ms"]
-        assert (row["floor_ratio"] is not None) == (row["workload"] in {"chain", "cos_cos", "softmax", "layer_norm"})
+        assert (row["floor_ratio"] is not None) == (row["workload"] in AT_FLOOR)
         if row["engine"].startswith("pyjit-") and row["engine"] != "pyjit-tape":
             assert row["graphs"] >= 0 and row["graph_breaks"] >= 0 and isinstance(row["break_reasons"], list)
         if row["engine"] == "pyjit-inductor":
             assert row["warm_start_ms"] > 0
+
+
+def test_each_floor_is_the_larger_of_bandwidth_and_vector_math(quick_run):
+    """NOTE(vector-math-floor): the workloads that call vector math have a floor of those
+    calls alone; the row's floor is the larger of it and the bandwidth floor, and the
+    workload's title line says which it is."""
+    stdout, document = quick_run
+    assert {name: floor["vector_math"] for name, floor in document["floors"].items() if floor} == VECTOR_MATH
+    for row in (row for row in document["rows"] if row["status"] != "no GPU"):
+        math = row["vector_math_floor_ms"]
+        assert (math is not None) == (row["workload"] in VECTOR_MATH), row
+        assert row["floor_ms"] == max(row["bandwidth_floor_ms"], math or 0)
+    text = " ".join(stdout.split())  # the title lines, unwrapped
+    for row in (row for row in document["rows"] if row["engine"] == "numpy"):
+        floor, which = re.search(rf"\b{row['workload']}: [^;]*; floor (\S+) ms \(([^)]*)\)", text).groups()
+        assert float(floor) == pytest.approx(row["floor_ms"], abs=1e-3)
+        calls = VECTOR_MATH.get(row["workload"])
+        assert (f"vector math: {'+'.join(calls)}" in which) if calls else which == "bandwidth"
+        assert which.startswith("vector math" if calls and row["floor_ms"] > row["bandwidth_floor_ms"] else "bandwidth")
+
+
+def test_the_floor_task_times_each_workloads_vector_math(run_quick, tmp_path):
+    """`measure.py floor WORKLOAD`, the process run.py starts for a vector-math floor."""
+    for name, calls in VECTOR_MATH.items():
+        floor = json.loads(run_quick("measure.py", "floor", name, "--cache", str(tmp_path)).splitlines()[-1])
+        assert floor["vector_math"] == calls and floor["vector_math_ms"] > 0
 
 
 def no_gpu() -> bool:
