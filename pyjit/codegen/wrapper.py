@@ -214,13 +214,13 @@ class _Glue:
     def _run_steps(self) -> set[str]:
         """The steps; returns the buffers the glue allocates."""
         allocated = set()
-        loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep)
-                  for name, param in zip(step.buffers, step.kernel.buffers) if not param.output}
+        # an eager result a kernel reads, or writes in place (NOTE(epilogue-in-place))
+        loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep) for name in step.buffers}
         freed = self._last_uses()
         for index, step in enumerate(self.schedule.steps):
             if isinstance(step, KernelStep):
                 for name, param in zip(step.buffers, step.kernel.buffers):
-                    if param.output and name not in allocated:
+                    if param.output and name not in allocated and name in self.schedule.allocations:
                         allocated.add(name)
                         self._allocate(name, self.schedule.buffers[name].shape, np.dtype(param.dtype))
                 arguments = list(step.buffers) + list(step.kernel.sizes)
