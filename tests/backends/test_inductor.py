@@ -509,3 +509,13 @@ def test_a_softmax_of_scores_written_over_the_scores_matches_numpy(rng):
     scores = (q @ k.transpose(0, 2, 1)) * np.float32(0.125)
     expected = np.exp(scores - scores.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(compiled(q, k), expected / expected.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_linear_layer_on_a_stack_of_rows_matches_numpy(rng):  # NOTE(flat-matmul)
+    x, w, b = (rng.standard_normal(shape).astype(F32) for shape in ((2, 6, 8), (8, 5), (5,)))
+    compiled = inductor(module(lambda x, w, b: ops.tanh(ops.add(ops.matmul(x, w), b)),
+                               *(TensorMeta(array.shape, F32) for array in (x, w, b))), x, w, b)
+    assert "matmul_rows" in compiled.glue and compiled.allocations == 0
+    np.testing.assert_allclose(compiled(x, w, b), np.tanh(x @ w + b), rtol=1e-6, atol=1e-6)
+    strided = np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)  # another layout: a variant
+    np.testing.assert_allclose(compiled(strided, w, b), np.tanh(strided @ w + b), rtol=1e-6, atol=1e-6)
