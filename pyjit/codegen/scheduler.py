@@ -85,11 +85,13 @@ class Schedule:
         return [step.kernel for step in self.steps if isinstance(step, KernelStep)]
 
 
-def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu") -> Schedule:
+def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu",
+             in_place: bool = True) -> Schedule:
     """Plan `graph`. `layouts` maps placeholder names to "C" (C-contiguous, strides from
     the shape) or "strided" (strides are kernel parameters); C when not given. Kernels
-    compute the nodes on `device`; nodes on another run eagerly."""
-    return _Scheduler(graph, layouts or {}, prefix, device).run()
+    compute the nodes on `device`; nodes on another run eagerly. `in_place`: kernels may
+    write over a matrix product (NOTE(epilogue-in-place))."""
+    return _Scheduler(graph, layouts or {}, prefix, device, in_place).run()
 
 
 def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
@@ -148,8 +150,9 @@ def formula_operand(node: Node, operand_of) -> Operand:
 
 
 class _Scheduler:
-    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu"):
+    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu", in_place: bool = True):
         self.device = device
+        self.in_place = in_place
         self.graph = graph
         self.layouts = layouts
         self.prefix = prefix
@@ -340,12 +343,16 @@ class _Scheduler:
     #     (elementwise, or a reduction over a row that is written after it is reduced):
     #     each element is read before it is overwritten, by the thread that writes it;
     #   * on other devices than the CPU, the kernel has no reduction (a GPU reduction
-    #     may split a row over blocks that do not wait for each other).
+    #     may split a row over blocks that do not wait for each other);
+    #   * the kernels are not autotuned: timing runs a kernel several times on the
+    #     call's own arrays (NOTE(cpu-autotune), NOTE(cuda-autotune)), and one that
+    #     reads what it writes would compute its epilogue again at each run.
     # The kernel then has one parameter for the array, read and written (no two
     # `restrict` pointers to one array).
     def _write_in_place(self, group: _Group) -> None:
         node, role = group.members[-1]
-        if (role != "full" or group.columnar or (group.axes is not None and self.device != "cpu")
+        if (not self.in_place or role != "full" or group.columnar
+                or (group.axes is not None and self.device != "cpu")
                 or self.buffers[self.names[node]].origin != "kernel" or not node.meta.shape):
             return
         lowering = _Lowering(group)

@@ -519,3 +519,14 @@ def test_a_linear_layer_on_a_stack_of_rows_matches_numpy(rng):  # NOTE(flat-matm
     np.testing.assert_allclose(compiled(x, w, b), np.tanh(x @ w + b), rtol=1e-6, atol=1e-6)
     strided = np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)  # another layout: a variant
     np.testing.assert_allclose(compiled(strided, w, b), np.tanh(strided @ w + b), rtol=1e-6, atol=1e-6)
+
+
+def test_autotuned_epilogues_get_buffers_of_their_own(rng):
+    # timing runs each variant on the call's arrays: an epilogue over its own input
+    # would be applied once per run (NOTE(epilogue-in-place), NOTE(cpu-autotune))
+    x, w, b = (rng.standard_normal(shape).astype(F32) for shape in ((64, 32), (32, 48), (48,)))
+    graph_module = module(lambda x, w, b: ops.exp(ops.add(ops.matmul(x, w), b)),
+                          *(TensorMeta(array.shape, F32) for array in (x, w, b)))
+    (compiled,) = compile_graphs([(graph_module, [x, w, b])], autotune=True)
+    np.testing.assert_allclose(compiled(x, w, b), np.exp(x @ w + b), rtol=1e-5)
+    assert compiled.allocations == 1
