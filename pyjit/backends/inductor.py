@@ -269,7 +269,7 @@ class _Plan:
         try:
             with lowering_half(target.lowers_half):  # NOTE(half-lowering)
                 scheduled = schedule(graph_module.graph, layouts, prefix=f"{prefix}kernel",
-                                     device=graph_device(graph_module.graph))
+                                     device=graph_device(graph_module.graph), in_place=not options.autotune)
             if not scheduled.kernels or any(len(kernel.buffers) > MAX_BUFFERS or len(kernel.sizes) > MAX_SIZES
                                             for kernel in scheduled.kernels):
                 return None

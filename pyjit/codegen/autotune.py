@@ -16,7 +16,9 @@ NOTE(cpu-autotune): under max-autotune, each C kernel is also compiled as varian
 CPU may run a kernel faster at 256 bits: lower clocks, fewer lanes wasted on short
 rows). The first call at given size arguments times each distinct variant on the call's
 own arrays (kernels only read their inputs and write their outputs, so running one
-several times changes nothing; the median of CPU_TIMED_CALLS calls after a warm-up) and
+several times changes nothing: the scheduler writes no epilogue over a matrix product
+for autotuned kernels, NOTE(epilogue-in-place); the median of CPU_TIMED_CALLS calls
+after a warm-up) and
 keeps the fastest, under a key of the library's disk-cache key (source, flags, compiler,
 CPU), the kernel, the size arguments and the OpenMP thread count. A kernel without size
 arguments then calls its choice directly (no wrapper per call). Timings on a busy

@@ -39,6 +39,10 @@ from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, Index
 from .lowering import (Operand, Unsupported, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
                        is_one, offset, same_shape, typed_formula, view_source_index)
 
+# Ops whose eager result is always a new array (NOTE(epilogue-in-place)).
+FRESH_RESULTS = frozenset({"matmul"})
+
+
 class FusionConflict(Exception):
     """A node reads a reduction of the group it would join at another point."""
 
@@ -81,11 +85,13 @@ class Schedule:
         return [step.kernel for step in self.steps if isinstance(step, KernelStep)]
 
 
-def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu") -> Schedule:
+def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel", device: str = "cpu",
+             in_place: bool = True) -> Schedule:
     """Plan `graph`. `layouts` maps placeholder names to "C" (C-contiguous, strides from
     the shape) or "strided" (strides are kernel parameters); C when not given. Kernels
-    compute the nodes on `device`; nodes on another run eagerly."""
-    return _Scheduler(graph, layouts or {}, prefix, device).run()
+    compute the nodes on `device`; nodes on another run eagerly. `in_place`: kernels may
+    write over a matrix product (NOTE(epilogue-in-place))."""
+    return _Scheduler(graph, layouts or {}, prefix, device, in_place).run()
 
 
 def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
@@ -144,8 +150,9 @@ def formula_operand(node: Node, operand_of) -> Operand:
 
 
 class _Scheduler:
-    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu"):
+    def __init__(self, graph, layouts: dict[str, str], prefix: str, device: str = "cpu", in_place: bool = True):
         self.device = device
+        self.in_place = in_place
         self.graph = graph
         self.layouts = layouts
         self.prefix = prefix
@@ -156,6 +163,7 @@ class _Scheduler:
         self.needed: set[Node] = set()  # realized values the glue or a later kernel reads
         self.group_of: dict[Node, _Group] = {}
         self.steps: list = []
+        self.kernel_buffers = 0  # buffers named so far (an in-place output drops its own)
 
     def run(self) -> Schedule:
         for node in self.graph.nodes:
@@ -256,7 +264,8 @@ class _Scheduler:
     def kernel_buffer(self, node: Node) -> str:
         name = self.names.get(node)
         if name is None:
-            name = self.names[node] = f"buf{len([b for b in self.buffers.values() if b.origin == 'kernel'])}"
+            name = self.names[node] = f"buf{self.kernel_buffers}"
+            self.kernel_buffers += 1
             self.buffers[name] = Buffer(name, node.meta.dtype, node.meta.shape, contiguous_strides(node.meta.shape),
                                         "kernel", node)
         return name
@@ -312,9 +321,75 @@ class _Scheduler:
     def _finish(self) -> Schedule:
         steps = []
         for step in self.steps:
-            steps.append(step.kernel_step(f"{self.prefix}{len(steps)}") if isinstance(step, _Group) else step)
+            if isinstance(step, _Group):
+                self._write_in_place(step)
+                step = step.kernel_step(f"{self.prefix}{len(steps)}")
+            steps.append(step)
         allocations = tuple(name for name, buffer in self.buffers.items() if buffer.origin == "kernel")
         return Schedule(self.graph, self.buffers, self.names, steps, allocations)
+
+
+    # NOTE(epilogue-in-place): a kernel after a matrix product (its bias, activation,
+    # residual: the epilogue) writes its last result into the product's own array
+    # instead of a new one, which saves the allocation and the first touch of every page
+    # of a fresh buffer (NumPy's large arrays come straight from mmap) and a buffer's
+    # worth of peak memory. Safe when
+    #   * the product comes from an op whose result is always a new array no one else
+    #     refers to (FRESH_RESULTS: matmul; einsum can return a view of an operand);
+    #   * nothing but this kernel reads the product: no output, no eager op, no other
+    #     kernel, followed through the pointwise and view nodes it is inlined into;
+    #   * the result has the product's shape and dtype and is the kernel's last
+    #     statement, and every read of the product is at the point being written
+    #     (elementwise, or a reduction over a row that is written after it is reduced):
+    #     each element is read before it is overwritten, by the thread that writes it;
+    #   * on other devices than the CPU, the kernel has no reduction (a GPU reduction
+    #     may split a row over blocks that do not wait for each other);
+    #   * the kernels are not autotuned: timing runs a kernel several times on the
+    #     call's own arrays (NOTE(cpu-autotune), NOTE(cuda-autotune)), and one that
+    #     reads what it writes would compute its epilogue again at each run.
+    # The kernel then has one parameter for the array, read and written (no two
+    # `restrict` pointers to one array).
+    def _write_in_place(self, group: _Group) -> None:
+        node, role = group.members[-1]
+        if (not self.in_place or role != "full" or group.columnar
+                or (group.axes is not None and self.device != "cpu")
+                or self.buffers[self.names[node]].origin != "kernel" or not node.meta.shape):
+            return
+        lowering = _Lowering(group)
+        statements = [statement for member, member_role in group.members
+                      for statement in group._lower(member, member_role, lowering)]
+        written = statements[-1].index
+        reads: dict[str, set] = {}
+        for statement in statements:
+            for value in walk_values(statement.value):
+                if isinstance(value, Load):
+                    reads.setdefault(value.buffer, set()).add(value.index)
+        for name, indices in reads.items():
+            source = self.buffers[name].node if name in self.buffers else None
+            if (source is not None and indices == {written} and self.kinds[source] == "eager"
+                    and getattr(source.target, "name", None) in FRESH_RESULTS and source.meta.dtype == node.meta.dtype
+                    and same_shape(source.meta.shape, node.meta.shape) and self._read_only_by(source, group)):
+                del self.buffers[self.names[node]]
+                self.names[node] = name
+                return
+
+    def _read_only_by(self, source: Node, group: _Group) -> bool:
+        """Whether every use of `source` is within `group`'s kernel (NOTE(epilogue-in-place))."""
+        members = {member for member, _ in group.members}
+        pending, seen = list(source.users), set()
+        while pending:
+            user = pending.pop()
+            if user in seen:
+                continue
+            seen.add(user)
+            if user in self.realized:
+                if user not in members:
+                    return False
+            elif self.kinds[user] in ("pointwise", "view"):
+                pending.extend(user.users)
+            else:
+                return False
+        return True
 
 
 class _Group:

@@ -472,3 +472,61 @@ def test_variants_compiled_while_compiled_code_runs_capture_no_library_frames(ba
     assert counters["graph_break"] == {}
     assert counters["stats"]["unique_graphs"] == 2
     np.testing.assert_allclose(weight.grad.numpy(), np.full(4, 2.0))
+
+
+# -- NOTE(epilogue-in-place) -------------------------------------------------------------
+def test_matmul_epilogues_run_in_the_products_arrays_and_allocate_nothing(rng):
+    def mlp(x, w1, b1, w2, b2):
+        return ops.add(ops.matmul(ops.maximum(ops.add(ops.matmul(x, w1), b1), 0.0), w2), b2)
+    arrays = [rng.standard_normal(shape).astype(F32) for shape in ((8, 16), (16, 32), (32,), (32, 4), (4,))]
+    graph_module = module(mlp, *(TensorMeta(array.shape, F32) for array in arrays))
+    compiled = inductor(graph_module, *arrays)
+    assert compiled.allocations == 0
+    x, w1, b1, w2, b2 = arrays
+    expected = np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    np.testing.assert_allclose(compiled(*arrays), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_product_the_caller_also_gets_is_left_as_it_is(rng):
+    def build(a, b, c):
+        product = ops.matmul(a, b)
+        return product, ops.tanh(ops.add(product, c)), ops.add(product, ops.transpose(product))
+    a, b, c = (rng.standard_normal(shape).astype(F32) for shape in ((5, 5), (5, 5), (5,)))
+    compiled = inductor(module(build, *(TensorMeta(array.shape, F32) for array in (a, b, c))), a, b, c)
+    product, activated, symmetric = compiled(a, b, c)
+    assert not np.shares_memory(product, activated) and not np.shares_memory(product, symmetric)
+    np.testing.assert_array_equal(product, a @ b)
+    np.testing.assert_allclose(activated, np.tanh(a @ b + c), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(symmetric, a @ b + (a @ b).T, rtol=1e-6, atol=1e-6)
+
+
+def test_a_softmax_of_scores_written_over_the_scores_matches_numpy(rng):
+    def attention_weights(q, k):
+        return ops.softmax(ops.multiply(ops.matmul(q, ops.transpose(k, (0, 2, 1))), 0.125))
+    q, k = rng.standard_normal((3, 7, 8)).astype(F32), rng.standard_normal((3, 9, 8)).astype(F32)
+    compiled = inductor(module(attention_weights, TensorMeta(q.shape, F32), TensorMeta(k.shape, F32)), q, k)
+    assert compiled.allocations == 0
+    scores = (q @ k.transpose(0, 2, 1)) * np.float32(0.125)
+    expected = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(compiled(q, k), expected / expected.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_linear_layer_on_a_stack_of_rows_matches_numpy(rng):  # NOTE(flat-matmul)
+    x, w, b = (rng.standard_normal(shape).astype(F32) for shape in ((2, 6, 8), (8, 5), (5,)))
+    compiled = inductor(module(lambda x, w, b: ops.tanh(ops.add(ops.matmul(x, w), b)),
+                               *(TensorMeta(array.shape, F32) for array in (x, w, b))), x, w, b)
+    assert "matmul_rows" in compiled.glue and compiled.allocations == 0
+    np.testing.assert_allclose(compiled(x, w, b), np.tanh(x @ w + b), rtol=1e-6, atol=1e-6)
+    strided = np.ascontiguousarray(x.transpose(1, 0, 2)).transpose(1, 0, 2)  # another layout: a variant
+    np.testing.assert_allclose(compiled(strided, w, b), np.tanh(strided @ w + b), rtol=1e-6, atol=1e-6)
+
+
+def test_autotuned_epilogues_get_buffers_of_their_own(rng):
+    # timing runs each variant on the call's arrays: an epilogue over its own input
+    # would be applied once per run (NOTE(epilogue-in-place), NOTE(cpu-autotune))
+    x, w, b = (rng.standard_normal(shape).astype(F32) for shape in ((64, 32), (32, 48), (48,)))
+    graph_module = module(lambda x, w, b: ops.exp(ops.add(ops.matmul(x, w), b)),
+                          *(TensorMeta(array.shape, F32) for array in (x, w, b)))
+    (compiled,) = compile_graphs([(graph_module, [x, w, b])], autotune=True)
+    np.testing.assert_allclose(compiled(x, w, b), np.exp(x @ w + b), rtol=1e-5)
+    assert compiled.allocations == 1

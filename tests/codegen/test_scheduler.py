@@ -181,3 +181,77 @@ def test_kernel_steps_name_their_buffers_in_parameter_order():
     (step,) = [step for step in scheduled.steps if isinstance(step, KernelStep)]
     assert step.buffers == ("v_x0", "v_x1", "buf0")
     assert [param.output for param in step.kernel.buffers] == [False, False, True]
+
+
+# -- NOTE(epilogue-in-place) -------------------------------------------------------------
+def writes(kernel):
+    return [param.name for param in kernel.buffers if param.output]
+
+
+def test_a_matmul_epilogue_writes_into_the_products_array():
+    def build(x, w, b):
+        return ops.maximum(ops.add(ops.matmul(x, w), b), 0.0)
+    scheduled = plan(build, TensorMeta((4, 8), F32), TensorMeta((8, 3), F32), TensorMeta((3,), F32))
+    (kernel,) = scheduled.kernels
+    assert writes(kernel) == ["v_matmul"] and scheduled.allocations == ()
+    assert [param.name for param in kernel.buffers] == ["v_x2", "v_matmul"]  # one parameter: read and written
+
+
+def test_a_softmax_of_a_product_writes_each_row_after_reducing_it_on_the_cpu():
+    def build(q, k):
+        return ops.softmax(ops.multiply(ops.matmul(q, ops.transpose(k)), 0.5))
+    scheduled = plan(build, TensorMeta((6, 4), F32), TensorMeta((5, 4), F32))
+    (kernel,) = scheduled.kernels
+    assert writes(kernel) == ["v_matmul"] and scheduled.allocations == ()
+
+
+def test_a_product_read_elsewhere_or_at_another_point_gets_a_new_buffer():
+    square, row = TensorMeta((3, 3), F32), TensorMeta((3,), F32)
+
+    def output(a, b):
+        product = ops.matmul(a, b)
+        return product, ops.exp(product)
+
+    def transposed(a, b):
+        product = ops.matmul(a, b)
+        return ops.add(product, ops.transpose(product))
+
+    def another_matmul(a, b):
+        product = ops.matmul(a, b)
+        return ops.matmul(ops.exp(product), product)
+
+    def another_kernel(a, b):
+        product = ops.matmul(a, b)
+        first = ops.exp(product)
+        return ops.concatenate([first, first]), ops.sin(product)  # concatenate closes the first kernel
+
+    cases = {
+        "an output": (output, (square, square)),
+        "read transposed": (transposed, (square, square)),
+        "read by another matmul": (another_matmul, (square, square)),
+        "read by another kernel": (another_kernel, (square, square)),
+        "another dtype": (lambda a, b: ops.astype(ops.matmul(a, b), np.float64), (square, square)),
+        "a larger shape": (lambda a, b, c: ops.add(ops.matmul(a, b), ops.reshape(c, (3, 1, 1))),
+                           (square, square, row)),
+        "einsum (may be a view)": (lambda a, b: ops.exp(ops.einsum("ij->ji", a)), (square, square)),
+    }
+    for what, (build, metas) in cases.items():
+        scheduled = plan(build, *metas)
+        written = {name for kernel in scheduled.kernels for name in writes(kernel)}
+        assert written and not any(name.startswith("v_") for name in written), what
+
+
+def test_on_a_gpu_only_pointwise_epilogues_write_in_place():
+    cuda = [TensorMeta((6, 4), F32, device="cuda:0"), TensorMeta((4, 5), F32, device="cuda:0")]
+    graph_with = {
+        "pointwise": lambda a, b: ops.tanh(ops.matmul(a, b)),
+        "softmax": lambda a, b: ops.softmax(ops.matmul(a, b)),
+    }
+    written = {}
+    for what, build in graph_with.items():
+        graph = Graph()
+        inputs = [graph.placeholder(f"x{n}", meta) for n, meta in enumerate(cuda)]
+        graph.output(build(*inputs))
+        (kernel,) = schedule(graph, device="cuda:0").kernels
+        written[what] = writes(kernel)
+    assert written == {"pointwise": ["v_matmul"], "softmax": ["buf0"]}

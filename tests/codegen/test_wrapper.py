@@ -126,7 +126,9 @@ def reusing(build, *arrays, shape_env=None, metas=None):
 
 
 def mlp_layer(x, w):
-    return ops.tanh(ops.matmul(ops.exp(x), w))  # exp(x): an intermediate buffer; tanh: the output
+    # exp(x): an intermediate buffer; tanh: the output, in a buffer of its own (not the
+    # product's, as it reads the product transposed: NOTE(epilogue-in-place))
+    return ops.tanh(ops.transpose(ops.matmul(ops.exp(x), w)))
 
 
 def test_reused_buffers_never_overwrite_a_result_the_caller_holds():
@@ -167,3 +169,34 @@ def test_reuse_with_symbolic_sizes_allocates_when_the_size_changes():
     for length in (4, 7, 7, 2):
         x = np.linspace(0, 1, length)
         np.testing.assert_allclose(compiled(x), np.exp(x), rtol=1e-14)
+
+
+# -- NOTE(flat-matmul) -----------------------------------------------------------------------
+def test_a_contiguous_stack_times_a_matrix_is_one_two_dimensional_product():
+    from pyjit.codegen.wrapper import matmul_rows
+
+    calls = []
+
+    def recording(a, b):
+        calls.append((a.shape, a.flags.c_contiguous))
+        return np.matmul(a, b)
+
+    rng = np.random.default_rng(2)
+    stack, matrix = rng.standard_normal((3, 4, 5)).astype(F32), rng.standard_normal((5, 6)).astype(F32)
+    product = matmul_rows(recording, stack, matrix)
+    assert calls == [((12, 5), True)] and product.shape == (3, 4, 6)
+    np.testing.assert_allclose(product, stack @ matrix, rtol=1e-6, atol=1e-6)
+    transposed = stack.transpose(1, 0, 2)  # not contiguous: matmul takes it as it is
+    np.testing.assert_allclose(matmul_rows(recording, transposed, matrix), transposed @ matrix, rtol=1e-6, atol=1e-6)
+    assert calls[1] == ((4, 3, 5), False)
+    empty = np.zeros((0, 4, 5), F32)
+    assert matmul_rows(recording, empty, matrix).shape == (0, 4, 6)
+
+
+def test_the_glue_multiplies_float_stacks_by_a_matrix_through_matmul_rows():
+    stack, matrix = TensorMeta((3, 4, 5), F32), TensorMeta((5, 6), F32)
+    text = glue(lambda a, b: ops.tanh(ops.matmul(a, b)), stack, matrix)
+    assert "v_matmul = matmul_rows(op_" in text
+    for metas in ((TensorMeta((4, 5), F32), matrix), (stack, TensorMeta((3, 5, 6), F32)),
+                  (TensorMeta((3, 4, 5), np.int64), TensorMeta((5, 6), np.int64))):
+        assert "matmul_rows" not in glue(lambda a, b: ops.tanh(ops.matmul(a, b)), *metas)
