@@ -334,19 +334,33 @@ class Call(Value):
         return True
 
     def __str__(self) -> str:
-        pieces = []
-        pending: list = [self]  # NOTE(flat-walks): values, and text to write as it is
-        while pending:
-            item = pending.pop()
-            if not isinstance(item, Call):  # a leaf value or a piece of text
-                pieces.append(str(item))
-                continue
-            name = dtype_name(item.dtype) if item.op == "cast" else item.op
-            parts: list = [f"{name}("]
-            for position, arg in enumerate(item.args):
-                parts += [", ", arg] if position else [arg]
-            pending.extend(reversed(parts + [")"]))
-        return "".join(pieces)
+        return _text(self, lambda call: [f"{dtype_name(call.dtype) if call.op == 'cast' else call.op}(",
+                                         *_separated(call.args), ")"], str)
+
+    def __repr__(self) -> str:
+        return _text(self, lambda call: [f"Call(op={call.op!r}, args=(", *_separated(call.args),
+                                         f"{',' if len(call.args) == 1 else ''}), dtype={call.dtype!r})"], repr)
+
+
+def _text(value: Value, call_parts, leaf) -> str:
+    """The text of `value`: `leaf(value)` for a value that is not a Call, and for a Call
+    the text and arguments `call_parts(call)` lists, in order (NOTE(flat-walks))."""
+    pieces = []
+    pending: list = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+        elif isinstance(item, Call):
+            pending.extend(reversed(call_parts(item)))
+        else:
+            pieces.append(leaf(item))
+    return "".join(pieces)
+
+
+def _separated(args: tuple) -> list:
+    """`args` with ", " between them."""
+    return [piece for position, arg in enumerate(args) for piece in ((", ", arg) if position else (arg,))]
 
 
 def dtype_name(dtype: np.dtype) -> str:
