@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from typing import Union
 
 import numpy as np
@@ -244,11 +245,15 @@ class Value:
     dtype: np.dtype
 
     def __post_init__(self) -> None:
-        fields = tuple(getattr(self, field.name) for field in dataclasses.fields(self))
-        object.__setattr__(self, "_hash", hash(fields))
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, name) for name in _field_names(type(self)))))
 
     def __hash__(self) -> int:
         return self._hash
+
+
+@functools.cache
+def _field_names(cls) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(cls))
 
 
 @dataclasses.dataclass(frozen=True, eq=True)
