@@ -332,8 +332,8 @@ class Call(Value):
                 if left != right:
                     return False
                 continue
-            if (not isinstance(right, Call) or left._hash != right._hash or left.op != right.op
-                    or left.dtype != right.dtype or len(left.args) != len(right.args)):
+            if (not isinstance(right, Call) or left.op != right.op or left.dtype != right.dtype
+                    or len(left.args) != len(right.args)):
                 return False
             pending.extend(zip(left.args, right.args))
         return True

@@ -490,8 +490,9 @@ class _Lowering:
             missing = [operand for operand in self._operands(*key) if operand not in self.memo]
             if missing:
                 pending += missing
-            else:
-                self.memo[key] = self._value(*key)
+                continue
+            pending.pop()
+            self.memo[key] = self._value(*key)
         return self.memo[(node, index)]
 
     def _operands(self, node: Node, index: tuple) -> list[tuple]:
