@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 from typing import Union
 
 import numpy as np
@@ -245,15 +244,10 @@ class Value:
     dtype: np.dtype
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(tuple(getattr(self, name) for name in _field_names(type(self)))))
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, field.name) for field in dataclasses.fields(self))))
 
     def __hash__(self) -> int:
         return self._hash
-
-
-@functools.cache
-def _field_names(cls) -> tuple[str, ...]:
-    return tuple(field.name for field in dataclasses.fields(cls))
 
 
 @dataclasses.dataclass(frozen=True, eq=True)
@@ -339,33 +333,31 @@ class Call(Value):
         return True
 
     def __str__(self) -> str:
-        return _text(self, lambda call: [f"{dtype_name(call.dtype) if call.op == 'cast' else call.op}(",
-                                         *_separated(call.args), ")"], str)
+        return _text(self, lambda call: f"{dtype_name(call.dtype) if call.op == 'cast' else call.op}(",
+                     lambda call: ")", str)
 
     def __repr__(self) -> str:
-        return _text(self, lambda call: [f"Call(op={call.op!r}, args=(", *_separated(call.args),
-                                         f"{',' if len(call.args) == 1 else ''}), dtype={call.dtype!r})"], repr)
+        return _text(self, lambda call: f"Call(op={call.op!r}, args=(",
+                     lambda call: f"{',' if len(call.args) == 1 else ''}), dtype={call.dtype!r})", repr)
 
 
-def _text(value: Value, call_parts, leaf) -> str:
+def _text(value: Value, head, tail, leaf) -> str:
     """The text of `value`: `leaf(value)` for a value that is not a Call, and for a Call
-    the text and arguments `call_parts(call)` lists, in order (NOTE(flat-walks))."""
+    `head(call)`, its arguments' text between commas, `tail(call)` (NOTE(flat-walks))."""
     pieces = []
-    pending: list = [value]
+    pending: list = [value]  # values, and text to write as it is
     while pending:
         item = pending.pop()
         if isinstance(item, str):
             pieces.append(item)
         elif isinstance(item, Call):
-            pending.extend(reversed(call_parts(item)))
+            parts = [head(item)]
+            for position, arg in enumerate(item.args):
+                parts += [", ", arg] if position else [arg]
+            pending.extend(reversed([*parts, tail(item)]))
         else:
             pieces.append(leaf(item))
     return "".join(pieces)
-
-
-def _separated(args: tuple) -> list:
-    """`args` with ", " between them."""
-    return [piece for position, arg in enumerate(args) for piece in ((", ", arg) if position else (arg,))]
 
 
 def dtype_name(dtype: np.dtype) -> str:
