@@ -25,7 +25,8 @@ import numpy as np
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
-                        hoist_leading_dims, nests_parallel_in_serial, unrolled_accumulation, walk_values)
+                        hoist_leading_dims, nests_parallel_in_serial, unnamed_values, unrolled_accumulation,
+                        walk_values)
 from .moments import fewer_passes
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
@@ -346,18 +347,15 @@ class _KernelWriter:
     def _value(self, value, depth: int, scope: dict) -> str:
         """The text of `value`, each load and call it needs that `scope` does not name
         defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
-        for node in walk_values(value, scope):
+        for node in unnamed_values(value, scope):
             if isinstance(node, Load):
                 text = f"{self.params[node.buffer]}[{index_text(node.index)}]"
-            elif isinstance(node, Call):
+            else:
                 args = [self._text(arg, scope) for arg in node.args]
                 text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
-            else:
-                continue
-            name = f"t{self.temps}"
+            scope[node] = f"t{self.temps}"
             self.temps += 1
-            self._emit(depth, f"const {ctype(node.dtype)} {name} = {text};")
-            scope[node] = name
+            self._emit(depth, f"const {ctype(node.dtype)} {scope[node]} = {text};")
         return self._text(value, scope)
 
     @staticmethod

@@ -48,7 +48,7 @@ from .c_renderer import ctype, index_text, literal, suffix, utype
 from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
-                        nests_parallel_in_serial, substitute_body, walk_values)
+                        nests_parallel_in_serial, substitute_body, unnamed_values, walk_values)
 
 HALF = np.dtype(np.float16)
 FLOAT = np.dtype(np.float32)
@@ -720,24 +720,23 @@ class _KernelWriter:
     def _value(self, value, depth: int, scope: dict) -> str:
         """The text of `value`, each load and call it needs that `scope` does not name
         defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
-        for node in walk_values(value, scope):
-            if isinstance(node, Load):
-                text = f"{self.params[node.buffer]}[{self._index(node.index)}]"
-                if self.dtypes[node.buffer] == HALF:
-                    text = f"pyjit_half2float({text})"
-            elif isinstance(node, Call):
-                args = [self._text(arg, scope) for arg in node.args]
-                text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
-                if node.dtype == HALF:  # NOTE(cuda-half)
-                    double = node.op == "cast" and node.args[0].dtype == np.float64
-                    text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
-            else:
-                continue
-            name = f"t{self.temps}"
+        for node in unnamed_values(value, scope):
+            scope[node] = f"t{self.temps}"
             self.temps += 1
-            self._emit(depth, f"const {vtype(node.dtype)} {name} = {text};")
-            scope[node] = name
+            self._emit(depth, f"const {vtype(node.dtype)} {scope[node]} = {self._definition(node, scope)};")
         return self._text(value, scope)
+
+    def _definition(self, node, scope: dict) -> str:
+        """The text of a load, or of a call of values `scope` names."""
+        if isinstance(node, Load):
+            text = f"{self.params[node.buffer]}[{self._index(node.index)}]"
+            return f"pyjit_half2float({text})" if self.dtypes[node.buffer] == HALF else text
+        args = [self._text(arg, scope) for arg in node.args]
+        text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
+        if node.dtype == HALF:  # NOTE(cuda-half)
+            double = node.op == "cast" and node.args[0].dtype == np.float64
+            text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
+        return text
 
     def _text(self, value, scope: dict) -> str:
         """The text of a value written in place (a constant, an index, a reduction's

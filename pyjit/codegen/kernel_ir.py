@@ -229,14 +229,12 @@ class Mod:
 
 # -- scalar values -------------------------------------------------------------------
 # NOTE(flat-walks): a fused expression is as deep as the chain of ops it inlines (an
-# unrolled loop gives thousands), so nothing that walks one, or the graph nodes it comes
-# from, recurses: walks keep their own stack (walk_values, substitute_body, the
-# scheduler's lowering, the renderers' temporaries), a Value's hash is computed when it
-# is built (its arguments' already are) and Call equality compares pairs off a list. A
-# chain of any length is compiled at the default recursion limit, in time linear in its
-# length, and a deep Python stack under the frame hook (which once overflowed the C
-# stack on 3.11) never happens. Statement nesting (loops in loops) is as deep as a
-# kernel's loop nest, a few levels, and is walked recursively.
+# unrolled loop gives thousands), so no walk of one, or of the graph nodes it comes
+# from, recurses: each keeps its own stack, a Value's hash is computed when it is built
+# (from its arguments' hashes) and Call equality compares pairs off a list. Any chain
+# compiles at the default recursion limit, in time linear in its length, with no deep
+# Python stack under the frame hook (which once overflowed the C stack on 3.11). Only
+# statement nesting, a kernel's few levels of loops, is walked recursively.
 class Value:
     """A typed scalar expression. Values are immutable and compare structurally; their
     hash is computed once, when built (NOTE(flat-walks))."""
@@ -382,6 +380,12 @@ def walk_values(value: Value, known=()):
         pending.append((node, True))
         if isinstance(node, Call):
             pending.extend((arg, False) for arg in reversed(node.args))
+
+
+def unnamed_values(value: Value, names: dict):
+    """The loads and calls of `value` that `names` lacks, arguments first: a renderer's
+    temporaries, each named in `names` as it comes."""
+    return (node for node in walk_values(value, names) if isinstance(node, (Load, Call)))
 
 
 # -- statements ----------------------------------------------------------------------
