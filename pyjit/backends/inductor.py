@@ -18,8 +18,6 @@ Outputs are always new C-contiguous arrays (NumPy would keep an F-ordered input'
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import warnings
 from typing import NamedTuple
 
@@ -41,7 +39,6 @@ from .targets import TARGETS, CpuTarget, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
-MAX_RECURSION = 12000  # NOTE(deep-chains)
 _warned_no_compiler = False
 
 
@@ -162,29 +159,7 @@ def compile_graphs(items, target: str | None = None, autotune: bool = False, reu
     if not items:
         return []
     chosen = TARGETS[target] if target is not None else target_for(items[0][0].graph)
-    with _recursion_room(sum(len(graph_module.graph.nodes) for graph_module, _ in items)):
-        return _compile_graphs(items, chosen, _Options(autotune, reuse_buffers and chosen is CpuTarget))
-
-
-@contextlib.contextmanager
-def _recursion_room(nodes: int):
-    """NOTE(deep-chains): scheduling and rendering walk a fused expression recursively, a
-    few Python frames per op, and an unrolled loop makes chains of hundreds of ops; the
-    recursion limit is raised for the walk, up to MAX_RECURSION. Past that the walk
-    raises RecursionError and the graph runs eagerly, counted in
-    counters["inductor"]["too_deep"]. The cap is what keeps the process alive: with a
-    PEP 523 hook installed (pyjit's, while it compiles) CPython does not inline
-    Python-to-Python calls, so each frame also takes C stack, and on 3.11 a 3000-op
-    chain under a limit of 76000 overflowed the 8 MiB main-thread stack and crashed
-    (2000 ops, about 16000 frames deep, did not). 3.12 and 3.13 count such calls against
-    their own C recursion limit and raise earlier. The fix is a walk that is not
-    recursive (or a cap on fusion depth)."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, min(1000 + 25 * nodes, MAX_RECURSION)))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
+    return _compile_graphs(items, chosen, _Options(autotune, reuse_buffers and chosen is CpuTarget))
 
 
 def _compile_graphs(items, target, options: _Options) -> list:
@@ -234,9 +209,6 @@ def _load(plans: list[_Plan], target, autotune: bool = False):
     try:
         with trace.stage("kernels"):
             return target.load([kernel for plan in plans for kernel in plan.schedule.kernels], autotune)
-    except RecursionError:  # NOTE(deep-chains)
-        counters["inductor"]["too_deep"] += len(plans)
-        return None
     except build.CompilerUnavailable as error:
         _warn_unavailable(error)
     except build.BuildError as error:
@@ -276,10 +248,6 @@ class _Plan:
             glue, namespace = glue_source(scheduled, layouts, xp=target.array_module(),
                                           reuse_buffers=options.reuse_buffers)
         except (Unsupported, GlueError):
-            return None
-        except RecursionError:  # NOTE(deep-chains)
-            counters["inductor"]["too_deep"] += 1
-            _output_code.debug("graph %s is too deep to fuse here; it runs eagerly", graph_module.graph.name)
             return None
         except Exception as error:  # a bug: the graph still runs, eagerly, and says so
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
@@ -333,10 +301,9 @@ class _Variants:
         key = tuple(layout_of(args[position]) for position in self.positions)
         run = self.table.get(key)
         if run is None:
-            with _recursion_room(len(self.graph_module.graph.nodes)):
-                plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target, self.options)
-                library = _load([plan], self.target, self.options.autotune) if plan is not None else None
-                run = plan.bind(library, self) if library is not None else self.graph_module
+            plan = _Plan.make(self.graph_module, dict(zip(self.arrays, key)), "", self.target, self.options)
+            library = _load([plan], self.target, self.options.autotune) if plan is not None else None
+            run = plan.bind(library, self) if library is not None else self.graph_module
             self.table[key] = run
         if run is self.graph_module:
             return run(*args)

@@ -26,7 +26,8 @@ import numpy as np
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
-                        hoist_leading_dims, nests_parallel_in_serial, unrolled_accumulation, walk_values)
+                        hoist_leading_dims, nests_parallel_in_serial, unnamed_values, unrolled_accumulation,
+                        walk_values)
 from .moments import fewer_passes
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [
@@ -375,25 +376,30 @@ class _KernelWriter:
 
     # -- values ---------------------------------------------------------------------
     def _value(self, value, depth: int, scope: dict) -> str:
+        """The text of `value`, each load and call it needs that `scope` does not name
+        defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
+        for node in unnamed_values(value, scope):
+            if isinstance(node, Load):
+                text = f"{self.params[node.buffer]}[{index_text(node.index)}]"
+            else:
+                args = [self._text(arg, scope) for arg in node.args]
+                text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
+            scope[node] = f"t{self.temps}"
+            self.temps += 1
+            self._emit(depth, f"const {ctype(node.dtype)} {scope[node]} = {text};")
+        return self._text(value, scope)
+
+    @staticmethod
+    def _text(value, scope: dict) -> str:
+        """The text of a value written in place (a constant, an index, a reduction's
+        result) or named in `scope`."""
         if isinstance(value, Constant):
             return literal(value.value, value.dtype)
         if isinstance(value, IndexValue):
             return f"((int64_t)({index_text(value.index)}))"
         if isinstance(value, Var):
             return value.name
-        key = value
-        if key in scope:
-            return scope[key]
-        if isinstance(value, Load):
-            text = f"{self.params[value.buffer]}[{index_text(value.index)}]"
-        else:
-            args = [self._value(arg, depth, scope) for arg in value.args]
-            text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
-        name = f"t{self.temps}"
-        self.temps += 1
-        self._emit(depth, f"const {ctype(value.dtype)} {name} = {text};")
-        scope[key] = name
-        return name
+        return scope[value]
 
     def _emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)

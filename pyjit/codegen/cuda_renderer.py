@@ -48,7 +48,7 @@ from .c_renderer import ctype, index_text, literal, suffix, utype
 from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
 from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
-                        nests_parallel_in_serial, substitute_body, walk_values)
+                        nests_parallel_in_serial, substitute_body, unnamed_values, walk_values)
 
 HALF = np.dtype(np.float16)
 FLOAT = np.dtype(np.float32)
@@ -718,29 +718,36 @@ class _KernelWriter:
         return index_text(index)
 
     def _value(self, value, depth: int, scope: dict) -> str:
+        """The text of `value`, each load and call it needs that `scope` does not name
+        defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
+        for node in unnamed_values(value, scope):
+            scope[node] = f"t{self.temps}"
+            self.temps += 1
+            self._emit(depth, f"const {vtype(node.dtype)} {scope[node]} = {self._definition(node, scope)};")
+        return self._text(value, scope)
+
+    def _definition(self, node, scope: dict) -> str:
+        """The text of a load, or of a call of values `scope` names."""
+        if isinstance(node, Load):
+            text = f"{self.params[node.buffer]}[{self._index(node.index)}]"
+            return f"pyjit_half2float({text})" if self.dtypes[node.buffer] == HALF else text
+        args = [self._text(arg, scope) for arg in node.args]
+        text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
+        if node.dtype == HALF:  # NOTE(cuda-half)
+            double = node.op == "cast" and node.args[0].dtype == np.float64
+            text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
+        return text
+
+    def _text(self, value, scope: dict) -> str:
+        """The text of a value written in place (a constant, an index, a reduction's
+        result) or named in `scope`."""
         if isinstance(value, Constant):
             return cuda_literal(value.value, value.dtype)
         if isinstance(value, IndexValue):
             return f"((int64_t)({self._index(value.index)}))"
         if isinstance(value, Var):
             return value.name
-        if value in scope:
-            return scope[value]
-        if isinstance(value, Load):
-            text = f"{self.params[value.buffer]}[{self._index(value.index)}]"
-            if self.dtypes[value.buffer] == HALF:
-                text = f"pyjit_half2float({text})"
-        else:
-            args = [self._value(arg, depth, scope) for arg in value.args]
-            text = spell(value.op, args, [arg.dtype for arg in value.args], value.dtype)
-            if value.dtype == HALF:  # NOTE(cuda-half)
-                double = value.op == "cast" and value.args[0].dtype == np.float64
-                text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
-        name = f"t{self.temps}"
-        self.temps += 1
-        self._emit(depth, f"const {vtype(value.dtype)} {name} = {text};")
-        scope[value] = name
-        return name
+        return scope[value]
 
     def _emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 from typing import Union
 
 import numpy as np
@@ -229,15 +228,21 @@ class Mod:
 
 
 # -- scalar values -------------------------------------------------------------------
+# NOTE(flat-walks): a fused expression is as deep as the chain of ops it inlines (an
+# unrolled loop gives thousands), so no walk of one, or of the graph nodes it comes
+# from, recurses: each keeps its own stack, a Value's hash is computed when it is built
+# (from its arguments' hashes) and Call equality compares pairs off a list. Any chain
+# compiles at the default recursion limit, in time linear in its length, with no deep
+# Python stack under the frame hook (which once overflowed the C stack on 3.11). Only
+# statement nesting, a kernel's few levels of loops, is walked recursively.
 class Value:
     """A typed scalar expression. Values are immutable and compare structurally; their
-    hash is computed once, so shared subexpressions cost nothing to hash again."""
+    hash is computed once, when built (NOTE(flat-walks))."""
 
     dtype: np.dtype
 
-    @functools.cached_property
-    def _hash(self) -> int:
-        return hash(tuple(getattr(self, field.name) for field in dataclasses.fields(self)))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, field.name) for field in dataclasses.fields(self))))
 
     def __hash__(self) -> int:
         return self._hash
@@ -309,32 +314,78 @@ class Call(Value):
 
     __hash__ = Value.__hash__
 
+    def __eq__(self, other) -> bool:
+        pending = [(self, other)]  # NOTE(flat-walks)
+        while pending:
+            left, right = pending.pop()
+            if left is right:
+                continue
+            if not isinstance(left, Call):
+                if left != right:
+                    return False
+                continue
+            if (not isinstance(right, Call) or left.op != right.op or left.dtype != right.dtype
+                    or len(left.args) != len(right.args)):
+                return False
+            pending.extend(zip(left.args, right.args))
+        return True
+
     def __str__(self) -> str:
-        if self.op == "cast":
-            return f"{dtype_name(self.dtype)}({self.args[0]})"
-        return f"{self.op}({', '.join(map(str, self.args))})"
+        return _text(self, lambda call: f"{dtype_name(call.dtype) if call.op == 'cast' else call.op}(",
+                     lambda call: ")", str)
+
+    def __repr__(self) -> str:
+        return _text(self, lambda call: f"Call(op={call.op!r}, args=(",
+                     lambda call: f"{',' if len(call.args) == 1 else ''}), dtype={call.dtype!r})", repr)
+
+
+def _text(value: Value, head, tail, leaf) -> str:
+    """The text of `value`: `leaf(value)` for a value that is not a Call, and for a Call
+    `head(call)`, its arguments' text between commas, `tail(call)` (NOTE(flat-walks))."""
+    pieces = []
+    pending: list = [value]  # values, and text to write as it is
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+        elif isinstance(item, Call):
+            parts = [head(item)]
+            for position, arg in enumerate(item.args):
+                parts += [", ", arg] if position else [arg]
+            pending.extend(reversed([*parts, tail(item)]))
+        else:
+            pieces.append(leaf(item))
+    return "".join(pieces)
 
 
 def dtype_name(dtype: np.dtype) -> str:
     return "bool" if dtype == np.bool_ else dtype.name
 
 
-def walk_values(value: Value):
-    """Every distinct subexpression of `value`, arguments before the calls that use them."""
-    seen: dict[int, Value] = {}
-    order: list[Value] = []
-
-    def visit(node: Value):
-        if id(node) in seen:
-            return
-        seen[id(node)] = node
+def walk_values(value: Value, known=()):
+    """Every distinct subexpression of `value`, arguments before the calls that use them,
+    leaving out those in `known` with their arguments (a renderer's named values): each
+    is looked up there when the walk reaches it, so a caller may add to `known` as it
+    goes. NOTE(flat-walks)."""
+    seen: set[int] = set()
+    pending: list[tuple[Value, bool]] = [(value, False)]
+    while pending:
+        node, finished = pending.pop()
+        if finished:
+            yield node
+            continue
+        if id(node) in seen or node in known:
+            continue
+        seen.add(id(node))
+        pending.append((node, True))
         if isinstance(node, Call):
-            for arg in node.args:
-                visit(arg)
-        order.append(node)
+            pending.extend((arg, False) for arg in reversed(node.args))
 
-    visit(value)
-    return order
+
+def unnamed_values(value: Value, names: dict):
+    """The loads and calls of `value` that `names` lacks, arguments first: a renderer's
+    temporaries, each named in `names` as it comes."""
+    return (node for node in walk_values(value, names) if isinstance(node, (Load, Call)))
 
 
 # -- statements ----------------------------------------------------------------------
@@ -653,20 +704,17 @@ def _indices(body):
 def substitute_body(body: tuple, mapping: dict[str, Index], values: dict | None = None) -> tuple:
     """`body` with names replaced by indices in every load and store, and the values in
     `values` replaced by theirs."""
-    memo: dict[int, Value] = {}
-    values = values or {}
+    memo: dict[Value, Value] = dict(values or {})  # each value met, and what it becomes
 
     def value_of(value: Value) -> Value:
-        if id(value) not in memo:
-            if value in values:
-                memo[id(value)] = values[value]
-            elif isinstance(value, Load):
-                memo[id(value)] = Load(value.buffer, simplify(value.index.substitute(mapping)), value.dtype)
-            elif isinstance(value, Call):
-                memo[id(value)] = Call(value.op, tuple(value_of(arg) for arg in value.args), value.dtype)
+        for node in walk_values(value, memo):  # NOTE(flat-walks)
+            if isinstance(node, Load):
+                memo[node] = Load(node.buffer, simplify(node.index.substitute(mapping)), node.dtype)
+            elif isinstance(node, Call):
+                memo[node] = Call(node.op, tuple(memo[arg] for arg in node.args), node.dtype)
             else:
-                memo[id(value)] = value
-        return memo[id(value)]
+                memo[node] = node
+        return memo[value]
 
     def statement_of(statement):
         if isinstance(statement, Loop):
@@ -736,17 +784,17 @@ def _largest_shared(value: Value, needed: set[Value], row_vars: set[str]) -> lis
     """The outermost subexpressions of `value` that later statements use too, call an
     expensive op, and vary along the row."""
     found = []
-
-    def visit(node: Value) -> None:
-        if not isinstance(node, Call):
-            return
+    seen: set[int] = set()
+    pending = [value]  # NOTE(flat-walks): outer before inner, arguments in order
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, Call) or id(node) in seen:
+            continue
+        seen.add(id(node))
         if node in needed and _costly(node) and _reads_row(node, row_vars):
             found.append(node)
-            return
-        for arg in node.args:
-            visit(arg)
-
-    visit(value)
+        else:
+            pending.extend(reversed(node.args))
     return found
 
 

@@ -138,7 +138,7 @@ def formula_operand(node: Node, operand_of) -> Operand:
 
     def leaf(value, keyword: bool):
         if isinstance(value, Node):
-            if value.kind == "constant" and not is_array(value):
+            if not _is_operand(value):
                 return value.target if keyword else Const(value.target)
             operands[len(operands)] = operand_of(value)
             return Arg(len(operands) - 1)
@@ -147,6 +147,16 @@ def formula_operand(node: Node, operand_of) -> Operand:
     args = [leaf(arg, False) for arg in node.args]
     kwargs = {key: leaf(value, True) for key, value in node.kwargs.items()}
     return typed_formula(node.target.formula(*args, **kwargs), operands)
+
+
+def formula_operands(node: Node) -> list[Node]:
+    """The nodes formula_operand binds through `operand_of`, in order."""
+    return [value for value in (*node.args, *node.kwargs.values()) if isinstance(value, Node) and _is_operand(value)]
+
+
+def _is_operand(value: Node) -> bool:
+    """Whether a node argument of a formula is an operand (else a literal, passed as it is)."""
+    return not (value.kind == "constant" and not is_array(value))
 
 
 class _Scheduler:
@@ -254,12 +264,11 @@ class _Scheduler:
 
     def _materialize(self, node: Node) -> None:
         """The glue needs `node`'s value as an array (or its scalar)."""
-        kind = self.kinds[node]
-        if kind in ("pointwise", "reduction"):
+        while self.kinds[node] == "view":  # NOTE(flat-walks): a view's source, however many views deep
+            node = node.args[0]
+        if self.kinds[node] in ("pointwise", "reduction"):
             self.realized.add(node)
             self.needed.add(node)
-        elif kind == "view":
-            self._materialize(node.args[0])
 
     def kernel_buffer(self, node: Node) -> str:
         name = self.names.get(node)
@@ -311,12 +320,19 @@ class _Scheduler:
         return None
 
     def _emit_views(self, node: Node) -> None:
-        """EagerSteps for the views the glue needs before `node` (as NumPy views)."""
-        for used in node.inputs():
-            if self.kinds[used] == "view" and used not in self.names:
-                self._emit_views(used)
+        """EagerSteps for the views the glue needs before `node` (as NumPy views), each
+        after the views it is taken of (NOTE(flat-walks))."""
+        pending = [(used, False) for used in reversed(node.inputs())]
+        while pending:
+            used, sources_done = pending.pop()
+            if self.kinds[used] != "view" or used in self.names:
+                continue
+            if sources_done:
                 self.names[used] = f"v_{used.name}"
                 self.steps.append(EagerStep(used))
+            else:
+                pending.append((used, True))
+                pending.extend((source, False) for source in reversed(used.inputs()))
 
     def _finish(self) -> Schedule:
         steps = []
@@ -537,10 +553,35 @@ class _Lowering:
         self.memo: dict[tuple, Value] = {}
 
     def value(self, node: Node, index: tuple) -> Value:
-        key = (node, index)
-        if key not in self.memo:
-            self.memo[key] = self._value(node, index)
-        return self.memo[key]
+        """`node`'s value at `index`. NOTE(flat-walks): the values it reads are made
+        first, those they read before them, off a list, so making each finds its
+        operands in the memo."""
+        pending = [(node, index)]
+        while pending:
+            key = pending[-1]
+            if key in self.memo:
+                pending.pop()
+                continue
+            missing = [operand for operand in self._operands(*key) if operand not in self.memo]
+            if missing:
+                pending += missing
+                continue
+            pending.pop()
+            self.memo[key] = self._value(*key)
+        return self.memo[(node, index)]
+
+    def _operands(self, node: Node, index: tuple) -> list[tuple]:
+        """The (node, index) values that `_value(node, index)` reads through `value`."""
+        kind = self.scheduler.kinds[node]
+        owner = self.scheduler.group_of.get(node)
+        if owner is not None and (owner is not self.group or kind == "reduction"):
+            return []
+        if kind == "view":
+            return [view_source_index(node, index)]
+        if kind in ("pointwise", "reduction"):
+            return [(used, broadcast_index(index, used.meta.shape)) for used in formula_operands(node)
+                    if self.scheduler.kinds[used] != "scalar"]
+        return []
 
     def _value(self, node: Node, index: tuple) -> Value:
         scheduler = self.scheduler

@@ -32,6 +32,18 @@ def kernel_of(build, *metas, shape_env=None):
     return kernel
 
 
+def test_a_chain_of_thousands_of_ops_is_one_temporary_each_at_the_default_recursion_limit():
+    """NOTE(flat-walks)."""
+    def long_chain(x):
+        for step in range(5000):
+            x = ops.multiply(x, 0.5) if step % 2 == 0 else ops.add(x, 1.0)
+        return x
+
+    source = render_kernel(kernel_of(long_chain, TensorMeta((64,), F32)))
+    assert source.count("const float t") == 1 + 5000  # the load, then each op
+    assert "const float t5000 = t4999 + " in source
+
+
 def test_vector_math_is_declared_simd_for_both_precisions():
     for function in VECTOR_MATH.values():
         for name in (function, function + "f"):

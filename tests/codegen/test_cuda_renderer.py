@@ -129,6 +129,17 @@ def test_a_columnar_kernel_of_another_shape_is_refused():
         render_unit([kernel])
 
 
+def test_a_chain_of_thousands_of_ops_is_one_temporary_each_at_the_default_recursion_limit():
+    """NOTE(flat-walks)."""
+    def long_chain(x):
+        for step in range(5000):
+            x = op.multiply(x, 0.5) if step % 2 == 0 else op.add(x, 1.0)
+        return x
+
+    _, source = rendered(long_chain, (64,))
+    assert source.count("const float t") == 1 + 5000  # the load, then each op
+
+
 def test_pointwise_work_is_a_grid_stride_loop():
     kernel, source = rendered(lambda x, y: op.add(op.sin(x), y), (33, 7), (7,))
     assert [launch.mode for launch in kernel.launches] == ["elements"]

@@ -5,7 +5,7 @@ import pytest
 
 from pyjit.codegen.kernel_ir import (BufferParam, Call, Constant, Dim, FloorDiv, Index, Kernel, Load, Loop, Mod, Reduce,
                                      Store, Var, collapse_loops, format_kernel, keep_reduced_values, simplify,
-                                     unrolled_accumulation, walk_values)
+                                     substitute_body, unrolled_accumulation, walk_values)
 from pyjit.graph import ShapeEnv
 
 F32 = np.dtype(np.float32)
@@ -73,7 +73,30 @@ def test_hashing_a_deeply_shared_value_is_linear():
     for _ in range(200):  # 2**200 paths through the tree: hashing must not walk them
         value = Call("mul", (value, value), F32)
     assert hash(value) == hash(value)
-    assert len(walk_values(value)) == 201
+    assert len(list(walk_values(value))) == 201
+
+
+def chain_of(length, leaf):
+    """`leaf` * 0.5 + 1 * 0.5 + 1 ... : `length` calls, each reading the one before."""
+    value = leaf
+    for step in range(length):
+        value = Call("multiply" if step % 2 == 0 else "add", (value, Constant(0.5 if step % 2 == 0 else 1.0, F32)), F32)
+    return value
+
+
+def test_a_value_as_deep_as_a_long_chain_of_ops_is_walked_at_the_default_recursion_limit():
+    """NOTE(flat-walks): hashing, comparing, listing, printing and substituting a value
+    10000 calls deep."""
+    deep, twin = chain_of(10000, Load("x", name("i0"), F32)), chain_of(10000, Load("x", name("i0"), F32))
+    assert deep == twin and hash(deep) == hash(twin) and deep != chain_of(10000, Load("y", name("i0"), F32))
+    assert deep != chain_of(9999, Load("x", name("i0"), F32))
+    walked = list(walk_values(deep))
+    assert len(walked) == 1 + 2 * 10000 and walked[0] == Load("x", name("i0"), F32) and walked[-1] is deep
+    assert str(chain_of(2, Load("x", name("i0"), F32))) == "add(multiply(x[i0], 0.5), 1.0)"
+    assert str(deep).startswith("add(multiply(add(") and str(deep).count("(") == 10000
+    assert repr(deep).startswith("Call(op='add', args=(Call(op='multiply', args=(Call(op='add'")
+    (moved,) = substitute_body((Store("out", name("i0"), deep),), {"i0": name("i0") + 1})
+    assert moved.value == chain_of(10000, Load("x", name("i0") + 1, F32))
 
 
 def test_format_kernel_lists_loops_reductions_and_stores():

@@ -4,7 +4,7 @@
 import numpy as np
 
 import pyjit.ops as ops
-from pyjit.codegen.kernel_ir import Load, Loop, Reduce, Store, walk_values
+from pyjit.codegen.kernel_ir import Call, Load, Loop, Reduce, Store, walk_values
 from pyjit.codegen.scheduler import EagerStep, KernelStep, schedule
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
 
@@ -150,6 +150,37 @@ def test_views_inside_kernels_are_index_arithmetic():
     (loop,) = kernel.body
     outer, inner = (dim.var for dim in loop.dims)
     assert load.index.coefficient(outer) == 1 and load.index.coefficient(inner) == 4  # a transposed read
+
+
+def long_chain(x, length=5000):
+    for step in range(length):  # what an unrolled loop gives
+        x = ops.multiply(x, 0.5) if step % 2 == 0 else ops.add(x, 1.0)
+    return x
+
+
+def transposed(x, times=3000):
+    for _ in range(times):
+        x = ops.transpose(x)
+    return x
+
+
+def test_a_chain_of_thousands_of_ops_is_one_expression_at_the_default_recursion_limit():
+    """NOTE(flat-walks)."""
+    (kernel,) = plan(long_chain, TensorMeta((64,), F32)).kernels
+    (store,) = statements(kernel, Store)
+    assert sum(isinstance(value, Call) for value in walk_values(store.value)) == 5000
+
+
+def test_thousands_of_views_in_a_row_are_index_arithmetic_or_numpy_views():
+    """NOTE(flat-walks): read by a kernel, a view of a view ... is an index; as an output,
+    one NumPy view after another."""
+    (kernel,) = plan(lambda x: ops.add(transposed(x), 1.0), TensorMeta((3, 4), F32)).kernels
+    (store,) = statements(kernel, Store)
+    assert [value.buffer for value in walk_values(store.value) if isinstance(value, Load)] == ["v_x0"]
+    scheduled = plan(lambda x: transposed(ops.sin(x)), TensorMeta((3, 4), F32))
+    assert [type(step).__name__ for step in scheduled.steps] == ["KernelStep"] + ["EagerStep"] * 3000
+    assert [step.node.name for step in scheduled.steps[1:]] == [node.name for node in scheduled.graph.nodes
+                                                                 if node.kind == "call" and node.target.name == "transpose"]
 
 
 def test_broadcast_operands_keep_their_loops_apart():
