@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from typing import Union
 
 import numpy as np
@@ -34,7 +35,36 @@ Atom = Union[str, "FloorDiv", "Mod"]
 
 
 def _atom_key(atom) -> tuple:
-    return (0, atom) if isinstance(atom, str) else (1, str(atom))
+    return (0, atom) if isinstance(atom, str) else (1, atom.text)
+
+
+def _fold_div_mod(terms: dict[tuple, int]) -> dict[tuple, int]:
+    """NOTE(div-mod-fold): `s*d*(x // d) + s*(x % d)` is `s*x`, folded as terms are
+    added. Reshaping a contiguous array splits its flat index into a quotient and a
+    remainder, and the next reshape rebuilds the flat index from them: folded, a chain of
+    reshapes keeps the index linear. Unfolded, each split doubles the expression (8
+    alternating (4,3)/(3,4) reshapes took seconds to schedule and rendered exponentially
+    long C)."""
+    folded = True
+    while folded:
+        folded = False
+        for monomial, coeff in terms.items():
+            remainder = next((atom for atom in monomial if isinstance(atom, Mod)), None)
+            if remainder is None or not coeff:
+                continue
+            rest = list(monomial)
+            rest.remove(remainder)
+            scale = Index({tuple(rest): coeff})
+            whole = remainder.numerator.floordiv(remainder.divisor) * remainder.divisor * scale
+            if all(terms.get(term) == value for term, value in whole.terms.items()):
+                for term in whole.terms:
+                    del terms[term]
+                del terms[monomial]
+                for term, value in (remainder.numerator * scale).terms.items():
+                    terms[term] = terms.get(term, 0) + value
+                folded = True
+                break
+    return terms
 
 
 class Index:
@@ -78,7 +108,7 @@ class Index:
         terms = dict(self.terms)
         for monomial, coeff in other.terms.items():
             terms[monomial] = terms.get(monomial, 0) + coeff
-        return Index(terms)
+        return Index(_fold_div_mod(terms))
 
     __radd__ = __add__
 
@@ -206,8 +236,13 @@ class FloorDiv:
     def substitute(self, mapping) -> Index:
         return self.numerator.substitute(mapping).floordiv(self.divisor.substitute(mapping))
 
-    def __str__(self) -> str:
+    @functools.cached_property
+    def text(self) -> str:
+        """The C text, built once: sorting monomials reads it often."""
         return f"({self.numerator} // {self.divisor})"
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,8 +258,13 @@ class Mod:
     def substitute(self, mapping) -> Index:
         return self.numerator.substitute(mapping).mod(self.divisor.substitute(mapping))
 
-    def __str__(self) -> str:
+    @functools.cached_property
+    def text(self) -> str:
+        """The C text, built once: sorting monomials reads it often."""
         return f"({self.numerator} % {self.divisor})"
+
+    def __str__(self) -> str:
+        return self.text
 
 
 # -- scalar values -------------------------------------------------------------------
@@ -622,26 +662,6 @@ def _without_dims(body: tuple, hoisted: set[Dim]) -> tuple:
                  if isinstance(s, Loop) else s for s in body)
 
 
-def simplify(index: Index) -> Index:
-    """`(a // b) * b + a % b` becomes `a` (what flattening then unflattening leaves)."""
-    changed = True
-    while changed:
-        changed = False
-        for monomial, coeff in index.terms.items():
-            mod = next((atom for atom in monomial if isinstance(atom, Mod)), None)
-            if mod is None:
-                continue
-            rest = list(monomial)
-            rest.remove(mod)
-            scale = Index({tuple(rest): coeff})
-            whole = mod.numerator.floordiv(mod.divisor) * mod.divisor * scale
-            if all(index.terms.get(m) == c for m, c in whole.terms.items()):
-                index = index - whole - Index({monomial: coeff}) + mod.numerator * scale
-                changed = True
-                break
-    return index
-
-
 def collapse_loops(dims: tuple[Dim, ...], body: tuple, parallel: bool) -> tuple:
     """`body` inside a Loop over `dims`, with adjacent dims merged wherever every index
     steps through them as one (NOTE(dim-collapse)); the loops and reductions inside are
@@ -709,7 +729,7 @@ def substitute_body(body: tuple, mapping: dict[str, Index], values: dict | None 
     def value_of(value: Value) -> Value:
         for node in walk_values(value, memo):  # NOTE(flat-walks)
             if isinstance(node, Load):
-                memo[node] = Load(node.buffer, simplify(node.index.substitute(mapping)), node.dtype)
+                memo[node] = Load(node.buffer, node.index.substitute(mapping), node.dtype)
             elif isinstance(node, Call):
                 memo[node] = Call(node.op, tuple(memo[arg] for arg in node.args), node.dtype)
             else:
@@ -724,7 +744,7 @@ def substitute_body(body: tuple, mapping: dict[str, Index], values: dict | None 
                                        stores=tuple(statement_of(store) for store in statement.stores))
         if isinstance(statement, Scratch):
             return statement
-        return Store(statement.buffer, simplify(statement.index.substitute(mapping)), value_of(statement.value))
+        return Store(statement.buffer, statement.index.substitute(mapping), value_of(statement.value))
 
     return tuple(statement_of(statement) for statement in body)
 

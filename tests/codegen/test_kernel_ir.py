@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pyjit.codegen.kernel_ir import (BufferParam, Call, Constant, Dim, FloorDiv, Index, Kernel, Load, Loop, Mod, Reduce,
-                                     Store, Var, collapse_loops, format_kernel, keep_reduced_values, simplify,
+                                     Store, Var, collapse_loops, format_kernel, keep_reduced_values,
                                      substitute_body, unrolled_accumulation, walk_values)
 from pyjit.graph import ShapeEnv
 
@@ -119,10 +119,24 @@ def test_leaves_print_themselves(value):
     assert str(value) in ("1.5", "a")
 
 
-def test_simplify_undoes_flattening_then_unflattening():
+def test_adding_undoes_flattening_then_unflattening():
+    """NOTE(div-mod-fold)."""
     i, size = Index.name("i0"), Index.name("s0")
-    assert simplify(i.floordiv(size) * size + i.mod(size)) == i
-    assert simplify(3 * i.floordiv(4) * 4 + 3 * i.mod(4) + 1) == 3 * i + 1
+    assert i.floordiv(size) * size + i.mod(size) == i
+    assert 3 * i.floordiv(4) * 4 + 3 * i.mod(4) + 1 == 3 * i + 1
+    assert i.mod(4) + 1 + i.floordiv(4) * 4 == i + 1  # in either order
+    assert i.floordiv(4) * 3 + i.mod(4) != i  # only the exact quotient folds
+
+
+def test_alternating_reshapes_keep_the_index_linear():
+    """Each split of a flat index into (// d, % d) is undone by the next flattening, so
+    the index of twelve reshapes is still the flat position (NOTE(div-mod-fold))."""
+    row, column = Index.name("i0"), Index.name("i1")
+    flat = row * 3 + column
+    for step in range(12):
+        width = 4 if step % 2 == 0 else 3
+        flat = flat.floordiv(width) * width + flat.mod(width)
+    assert flat == row * 3 + column
 
 
 def loop_over(stride_pairs, extents):

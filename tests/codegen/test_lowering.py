@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pyjit.ops as ops
-from pyjit.codegen.kernel_ir import Call, Constant, Index, Load, simplify
+from pyjit.codegen.kernel_ir import Call, Constant, Index, Load
 from pyjit.codegen.lowering import (Operand, Unsupported, contiguous_strides, offset, typed_formula,
                                     view_source_index)
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
@@ -129,7 +129,7 @@ def test_reshape_of_symbolic_sizes_groups_equal_products():
     merged = ops.reshape(x, (s0 * 4,))
     _, index = view_source_index(merged, (Index.name("i0"),))
     assert index == (Index.name("i0").floordiv(4), Index.name("i0").mod(4))
-    assert simplify(offset(contiguous_strides(x.meta.shape), index)) == Index.name("i0")
+    assert offset(contiguous_strides(x.meta.shape), index) == Index.name("i0")
     split = ops.reshape(x, (s0, 2, 2))
     _, index = view_source_index(split, (Index.name("i0"), Index.name("i1"), Index.name("i2")))
     assert index == (Index.name("i0"), Index.name("i1") * 2 + Index.name("i2"))

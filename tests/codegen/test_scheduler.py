@@ -286,3 +286,19 @@ def test_on_a_gpu_only_pointwise_epilogues_write_in_place():
         (kernel,) = schedule(graph, device="cuda:0").kernels
         written[what] = writes(kernel)
     assert written == {"pointwise": ["v_matmul"], "softmax": ["buf0"]}
+
+
+def test_alternating_reshapes_fuse_with_the_flat_index():
+    """Reshaping (4, 3) to (3, 4) and back, twelve times: the split and rebuilt flat
+    index folds (NOTE(div-mod-fold)), so the kernel reads and writes at one linear
+    position, with no division left (it used to double the index at every reshape)."""
+    def reshapes(x):
+        for step in range(12):
+            x = ops.reshape(ops.add(x, 1.0), (3, 4)) if step % 2 == 0 else ops.reshape(ops.multiply(x, 2.0), (4, 3))
+        return x
+
+    (kernel,) = plan(reshapes, TensorMeta((4, 3), F32)).kernels
+    (store,) = statements(kernel, Store)
+    loads = [value for value in walk_values(store.value) if isinstance(value, Load)]
+    indexes = [str(store.index)] + [str(load.index) for load in loads]
+    assert indexes and not any("//" in text or "%" in text for text in indexes)
