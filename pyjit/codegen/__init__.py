@@ -2,7 +2,8 @@
 and CUDA (CuPy), and building generated C into loaded kernels (`build`)."""
 
 from .c_renderer import render_kernel, render_unit
-from .kernel_ir import Index, Kernel, format_kernel
+from .index import Index
+from .kernel_ir import Kernel, format_kernel
 from .scheduler import Schedule, schedule
 
 __all__ = ["Index", "Kernel", "Schedule", "format_kernel", "render_kernel", "render_unit", "schedule"]

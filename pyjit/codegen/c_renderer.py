@@ -25,9 +25,9 @@ import numpy as np
 
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
-from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Var,
-                        hoist_leading_dims, nests_parallel_in_serial, unnamed_values, unrolled_accumulation,
-                        walk_values)
+from .index import Index, Mod
+from .kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Var, hoist_leading_dims,
+                        nests_parallel_in_serial, unnamed_values, unrolled_accumulation, walk_values)
 from .moments import fewer_passes
 
 C_TYPES = {np.dtype(name): ctype for name, ctype in [

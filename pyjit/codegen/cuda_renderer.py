@@ -47,7 +47,8 @@ from .build import BuildError
 from .c_renderer import ctype, index_text, literal, suffix, utype
 from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
-from .kernel_ir import (Call, Constant, Index, IndexValue, Kernel, Load, Loop, Mod, Reduce, Scratch, Store, Var,
+from .index import Index, Mod
+from .kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, unnamed_values, walk_values)
 
 HALF = np.dtype(np.float16)
@@ -553,7 +554,7 @@ class _KernelWriter:
         self._emit(1, f"{acc} value = {self._identity(reduce)};")
         if rule.positional:
             self._emit(1, "int64_t position = -1;")
-        self._emit(1, f"for (int64_t p = threadIdx.x; p < parts; p += blockDim.x) {{")
+        self._emit(1, "for (int64_t p = threadIdx.x; p < parts; p += blockDim.x) {")
         slot = f"(ws + {partials} + {SLOT_BYTES} * p)"
         if rule.positional:
             self._emit(2, f"const int64_t other_position = *(const int64_t *)({slot} + 8);")

@@ -26,7 +26,8 @@ from ..graph import SymInt, TensorMeta
 from ..ops.formula import SCALAR_OPS, Arg, Const, Expr
 from ..ops.shape_rules import operand_dtype
 from ..ops import views
-from .kernel_ir import Call, Constant, Index, IndexValue, Value
+from .index import Index
+from .kernel_ir import Call, Constant, IndexValue, Value
 
 SUPPORTED_DTYPES = frozenset(np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))

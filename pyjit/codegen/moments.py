@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernel_ir import Call, Constant, Index, IndexValue, Load, Loop, Reduce, Var, substitute_body, walk_values
+from .index import Index
+from .kernel_ir import Call, Constant, IndexValue, Load, Loop, Reduce, Var, substitute_body, walk_values
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 

@@ -34,8 +34,9 @@ from ..graph.node import Node
 from ..ops.formula import Arg, Const
 from ..ops.registry import REGISTRY
 from ..ops.shape_rules import normalize_axes, normalize_axis
-from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, Index, IndexValue, Kernel, Load, Loop,
-                        Reduce, Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
+from .index import Index
+from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, IndexValue, Kernel, Load, Loop, Reduce,
+                        Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
 from .lowering import (Operand, Unsupported, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
                        is_one, offset, same_shape, typed_formula, view_source_index)
 

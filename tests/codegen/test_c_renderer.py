@@ -16,10 +16,9 @@ from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import build
 from pyjit.codegen.c_renderer import (PARALLEL_MIN_WORK, PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
                                       index_text, literal, render_kernel, render_unit)
-from pyjit.codegen.kernel_ir import Index
+from pyjit.codegen.index import Index
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
-from pyjit.ops.formula import SCALAR_OPS
 
 F32 = np.float32
 

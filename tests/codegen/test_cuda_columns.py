@@ -5,7 +5,8 @@ splits (NOTE(column-split)). What the split kernels compute is checked in emulat
 import numpy as np
 
 from pyjit.codegen.cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
-from pyjit.codegen.kernel_ir import Call, Constant, Dim, Index, Load, Loop, Store
+from pyjit.codegen.index import Index
+from pyjit.codegen.kernel_ir import Call, Constant, Dim, Load, Loop, Store
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, TensorMeta
 from pyjit.ops import REGISTRY

@@ -8,7 +8,8 @@ import pytest
 from pyjit.codegen.build import BuildError
 from pyjit.codegen.cuda_prelude import COLUMN_ITEMS, COLUMN_MAX_CHUNKS, COLUMN_MIN_ROWS, column_chunks
 from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, WARP_ROW, CudaDialect, launch_plan, render_unit)
-from pyjit.codegen.kernel_ir import BufferParam, Call, Dim, Index, Kernel, Load, Loop, Store
+from pyjit.codegen.index import Index
+from pyjit.codegen.kernel_ir import BufferParam, Call, Dim, Kernel, Load, Loop, Store
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
 from pyjit.ops import REGISTRY

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import pyjit.ops as ops
-from pyjit.codegen.kernel_ir import Call, Constant, Index, Load
+from pyjit.codegen.index import Index
+from pyjit.codegen.kernel_ir import Call, Constant, Load
 from pyjit.codegen.lowering import (Operand, Unsupported, contiguous_strides, offset, typed_formula,
                                     view_source_index)
 from pyjit.graph import Graph, ShapeEnv, TensorMeta
