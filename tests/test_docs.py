@@ -99,7 +99,7 @@ def test_api_has_an_entry_for_every_public_name():
 
 
 def test_links_between_pages_lead_to_files():
-    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
     broken = []
     for page in pages:
         for target in re.findall(r"\]\(([\w./-]+\.(?:md|py|png))(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
@@ -108,7 +108,7 @@ def test_links_between_pages_lead_to_files():
     assert broken == []
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/api.md", "docs/getting-started.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/api.md", "docs/getting-started.md", "docs/frontend.md"])
 def test_the_python_in_user_pages_runs(page, tmp_path):
     """A page's ```python blocks, in order, are one program that checks itself."""
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.DOTALL)

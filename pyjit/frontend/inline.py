@@ -113,7 +113,10 @@ def _bind(tracer, function: types.FunctionType, source: Source, args: list[Value
           kwargs: dict[str, Value]) -> dict[str, Value]:
     """The callee's arguments as values, bound as Python binds them."""
     if any(arg is NULL for arg in args):
-        raise Break("unsupported", "a call with a NULL argument")
+        # Python's compiler never passes the call protocol's empty slot as an argument and
+        # CPython would crash on such a call: only hand-made bytecode gets here.
+        raise Break("unsupported", "a call passes an empty stack slot as an argument, which Python's compiler "
+                    "never does: this code object was built or edited by hand")
     signature = inspect.Signature.from_callable(function, follow_wrapped=False)
     try:
         bound = signature.bind(*args, **kwargs).arguments

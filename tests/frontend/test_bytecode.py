@@ -6,7 +6,7 @@ the nested code objects, and compares the assembled code object's fields with th
 original's as bytes and tuples, so a batch of a few hundred files takes seconds (the
 whole file about 30 s per interpreter). Files are batched by top-level package (the
 standard library's `test` package by its subpackages) so that a failure names where it
-is; each failure report shows both disassemblies. docs/frontend.md has the figures.
+is; each failure report shows both disassemblies. docs/frontend/bytecode.md has the figures.
 """
 
 import dis

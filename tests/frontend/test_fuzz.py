@@ -53,7 +53,7 @@ SUITE_PROGRAMS = 60  # the budget the normal suite runs (every backend)
 # computed array left below a split call).
 # The one warning left out of the comparison is the recompile limit's: a closure called
 # with a new `state.count` each time sees a new constant for its guards and reaches the
-# limit, which is the documented policy (docs/frontend.md), not a change in what runs.
+# limit, which is the documented policy (docs/frontend/guards.md), not a change in what runs.
 
 
 # -- the programs ----------------------------------------------------------------------------

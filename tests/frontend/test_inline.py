@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import pyjit
+from pyjit.frontend.assemble import assemble
+from pyjit.frontend.bytecode import Instr, decode
 from pyjit.utils import counters
 
 from .test_interpreter import same
@@ -225,3 +227,16 @@ def test_a_callee_that_reads_a_new_input_then_breaks_rolls_back_only_its_own_ops
     np.testing.assert_array_equal(jit(caller)(x), caller(x))
     assert any(key.startswith("inlining") and key.endswith("helper: a call to the function print is not captured")
                for key in counters["graph_break"])
+
+
+def test_a_hand_made_call_with_an_empty_argument_slot_is_refused_in_plain_words():
+    def caller(a):
+        return scaled_sine(a)
+
+    bytecode = decode(caller.__code__)
+    argument = next(i for i, instr in enumerate(bytecode.instructions)
+                    if isinstance(instr, Instr) and instr.name == "LOAD_FAST" and instr.arg == "a")
+    bytecode.instructions[argument] = Instr("PUSH_NULL", loc=bytecode.instructions[argument].loc)
+    made = types.FunctionType(assemble(bytecode), globals(), "caller")
+    with pytest.raises(pyjit.exc.Unsupported, match="built or edited by hand"):  # CPython would crash on it
+        pyjit.compile(made, backend="eager", fullgraph=True)(np.ones(3))
