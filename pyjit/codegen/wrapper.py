@@ -232,7 +232,7 @@ class _Glue:
                 target = self._global(node.target, "op_")
                 args = [self._argument(arg) for arg in node.args]
                 args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-                if _stacked_by_matrix(node):
+                if stacked_by_matrix(node):
                     self.namespace["matmul_rows"] = matmul_rows
                     self._emit(f"{name} = matmul_rows({target}, {', '.join(args)})")
                 else:
@@ -334,7 +334,7 @@ class _Glue:
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _stacked_by_matrix(node: Node) -> bool:
+def stacked_by_matrix(node: Node) -> bool:
     """Whether eager `node` is a float matmul of a stack of matrices by one matrix."""
     if getattr(node.target, "name", None) != "matmul" or len(node.args) != 2 or node.kwargs:
         return False
