@@ -9,11 +9,11 @@ the input's meta has it and as the shape env canonicalizes it); size guards betw
 symbols and constants; every step a C kernel (`_C.Kernel`: the CPU target) whose size
 arguments are symbols, or a matrix product the launcher calls NumPy's matmul for
 (NOTE(c-launcher-matmul) in csrc/launcher.cpp: two operands the launcher holds, of the
-product's dtype, and a product that is not 0-d); buffers whose sizes are static or symbols; no max, min, argmax or
-argmin over a symbolic axis (the glue runs those eagerly when the axis is empty); and
-outputs that are arrays the kernels wrote (or inputs), one or a tuple of them, none a
-0-d value that eager execution holds as a NumPy scalar. The glue stays the fallback,
-for every call the launcher does not take.
+product's dtype, and a product that is not 0-d); buffers whose sizes are static or
+symbols; no max, min, argmax or argmin over a symbolic axis (the glue runs those eagerly
+when the axis is empty); and outputs that are arrays the kernels wrote (or inputs), one
+or a tuple of them, none a 0-d value that eager execution holds as a NumPy scalar. The
+glue stays the fallback, for every call the launcher does not take.
 
 Sizes travel as ints: >= 0 a static size, -(k + 1) the k-th size symbol.
 """
