@@ -4,10 +4,11 @@ elements, compiled with pyjit's default backend and with `eager`. Issue 19 asks 
 pyjit never be more than 5% slower than NumPy at any of these sizes. Every result is
 compared with NumPy's first; then NumPy and the compiled functions are timed in turns
 (`pyjit._C.bench`, garbage collection off), and each figure is its quietest round's
-median. A second table times linear layers `relu(x @ W + b)` (float32), a small one and
-larger ones, whose product and epilogue the C launcher runs (NOTE(c-launcher-matmul)). `--sizes static` compiles each size on its own (`dynamic=False`), `--sizes
+median. `--sizes static` compiles each size on its own (`dynamic=False`), `--sizes
 dynamic` makes every size symbolic from the first call (`dynamic=True`); by default the
-sizes are static at first and symbolic once they change (NOTE(symbolic-sizes)).
+sizes are static at first and symbolic once they change (NOTE(symbolic-sizes)). A second
+table times linear layers `relu(x @ W + b)` (float32), a small one and larger ones,
+whose product and epilogue the C launcher runs (NOTE(c-launcher-matmul)).
 docs/benchmarks.md has the figures of one run.
 
     python -P benchmarks/small_graphs.py [--quick] [--sizes auto|static|dynamic] [--json PATH]
