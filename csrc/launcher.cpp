@@ -27,10 +27,20 @@ namespace {
 // Kernel calls), the outputs returned. Any other call (other inputs, keyword arguments)
 // goes to the fallback, the generated glue (NOTE(glue)), which gives the same results.
 // pyjit/backends/launch.py decides which graphs qualify.
+//
+// NOTE(c-launcher-matmul): a step may also be a call of a NumPy function (the matmul
+// ufunc) with `out=` a buffer allocated here, which the epilogue kernel after it may
+// then write in place (NOTE(epilogue-in-place)): so `relu(x @ W + b)` is the checks,
+// one BLAS call and one kernel, with no Python frame. NumPy's own loop runs (its type
+// resolution, its BLAS call and its release of the GIL), on operands and an output of
+// the layout its result would have (C-contiguous), so the bits are those of the eager
+// product. `rows` views the first operand and the output as 2-D matrices of their rows
+// first: one GEMM for a stack of matrices by one matrix (NOTE(flat-matmul)).
 
 // A size: >= 0 a static size, < 0 the size symbol number -(size + 1).
 using Size = npy_intp;
 constexpr Py_ssize_t kMaxSymbols = 64;
+constexpr int kMaxCallArrays = 8;  // a call step's operands and output
 
 struct ArrayShape {
   PyArray_Descr* dtype;  // owned
@@ -49,6 +59,8 @@ struct SizeGuard {  // lhs <relation> rhs, over bound symbols and constants
 
 struct Step {
   KernelFunction function;
+  PyObject* call = nullptr;  // a call step's function (borrowed: the launcher's kernels list holds it)
+  bool rows = false;         // a call step's NOTE(flat-matmul) form
   std::vector<Py_ssize_t> slots;     // the kernel's buffers, in order
   std::vector<Size> sizes;           // the kernel's size arguments
   std::vector<Py_ssize_t> allocate;  // buffer slots first written here
@@ -70,6 +82,7 @@ struct LauncherObject {
 };
 
 PyTypeObject* g_type = nullptr;
+PyObject* g_out_keyword = nullptr;  // ("out",): a call step's keyword names
 
 LauncherObject* as_launcher(PyObject* self) { return reinterpret_cast<LauncherObject*>(self); }
 
@@ -139,6 +152,31 @@ PyObject* allocate(const ArrayShape& spec, const Symbols& symbols) {
   return PyArray_Empty(static_cast<int>(spec.axes.size()), dims, spec.dtype, 0);
 }
 
+// A C-contiguous array viewed as the 2-D matrix of its rows (a new reference).
+PyObject* rows_view(PyObject* object) {
+  auto* array = reinterpret_cast<PyArrayObject*>(object);
+  const int ndim = PyArray_NDIM(array);
+  npy_intp dims[2] = {1, PyArray_DIMS(array)[ndim - 1]};
+  for (int axis = 0; axis < ndim - 1; ++axis) dims[0] *= PyArray_DIMS(array)[axis];
+  PyArray_Dims shape = {dims, 2};
+  return PyArray_Newshape(array, &shape, NPY_CORDER);
+}
+
+// call(*operands, out=output), the output the step's last slot (NOTE(c-launcher-matmul)).
+bool call_into(const Step& step, Slots& slots) {
+  const size_t count = step.slots.size();
+  PyObject* args[kMaxCallArrays];
+  for (size_t i = 0; i < count; ++i) args[i] = slots[step.slots[i]];
+  Ref first, output;
+  if (step.rows) {
+    if (!(first = Ref::steal(rows_view(args[0]))) || !(output = Ref::steal(rows_view(args[count - 1])))) return false;
+    args[0] = first.get();
+    args[count - 1] = output.get();
+  }
+  Ref result = Ref::steal(PyObject_Vectorcall(step.call, args, count - 1, g_out_keyword));
+  return static_cast<bool>(result);
+}
+
 PyObject* run(LauncherObject* launcher, PyObject* const* args, const Symbols& symbols) {
   const size_t num_inputs = launcher->inputs->size();
   Slots slots(num_inputs + launcher->buffers->size());
@@ -149,14 +187,18 @@ PyObject* run(LauncherObject* launcher, PyObject* const* args, const Symbols& sy
     for (Py_ssize_t slot : step.allocate) {
       if (!(slots[slot] = allocate((*launcher->buffers)[slot - num_inputs], symbols))) return nullptr;
     }
-    for (size_t i = 0; i < step.slots.size(); ++i) {
-      pointers[i] = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(slots[step.slots[i]]));
+    if (step.call) {
+      if (!call_into(step, slots)) return nullptr;
+    } else {
+      for (size_t i = 0; i < step.slots.size(); ++i) {
+        pointers[i] = PyArray_BYTES(reinterpret_cast<PyArrayObject*>(slots[step.slots[i]]));
+      }
+      for (size_t i = 0; i < step.sizes.size(); ++i) sizes[i] = symbols.value(step.sizes[i]);
+      KernelFunction function = step.function;
+      Py_BEGIN_ALLOW_THREADS
+      function(pointers, sizes);
+      Py_END_ALLOW_THREADS
     }
-    for (size_t i = 0; i < step.sizes.size(); ++i) sizes[i] = symbols.value(step.sizes[i]);
-    KernelFunction function = step.function;
-    Py_BEGIN_ALLOW_THREADS
-    function(pointers, sizes);
-    Py_END_ALLOW_THREADS
     for (Py_ssize_t slot : step.release) Py_CLEAR(slots[slot]);
   }
   if (launcher->single) return Py_NewRef(slots[(*launcher->outputs)[0]]);
@@ -275,6 +317,41 @@ bool parse_guards(PyObject* sequence, std::vector<SizeGuard>* guards) {
   return true;
 }
 
+// A call step: (function, slots, rows), the operands' slots then the output's
+// (NOTE(c-launcher-matmul)).
+bool parse_call(PyObject* function, PyObject* slots, PyObject* rows, Py_ssize_t num_slots, Step* step) {
+  if (!PyCallable_Check(function)) {
+    PyErr_Format(PyExc_TypeError, "a step's function must be a pyjit._C.Kernel or callable, not %.100s",
+                 Py_TYPE(function)->tp_name);
+    return false;
+  }
+  const int flat = PyObject_IsTrue(rows);
+  if (flat < 0 || !parse_slots(slots, num_slots, &step->slots)) return false;
+  if (step->slots.size() < 2 || step->slots.size() > static_cast<size_t>(kMaxCallArrays)) {
+    PyErr_Format(PyExc_ValueError, "a call step takes 1 to %d operands and an output", kMaxCallArrays - 1);
+    return false;
+  }
+  step->call = function;
+  step->rows = flat != 0;
+  return true;
+}
+
+bool parse_kernel(PyObject* kernel, PyObject* slots, PyObject* sizes, Py_ssize_t num_slots, Step* step) {
+  Py_ssize_t num_buffers, num_sizes;
+  if (!kernel_signature(kernel, &step->function, &num_buffers, &num_sizes) ||
+      !parse_slots(slots, num_slots, &step->slots) || !parse_sizes(sizes, &step->sizes)) {
+    return false;
+  }
+  const auto given_sizes = static_cast<Py_ssize_t>(step->sizes.size());
+  if (static_cast<Py_ssize_t>(step->slots.size()) != num_buffers ||
+      (num_sizes >= 0 ? given_sizes != num_sizes : given_sizes > kMaxKernelSizes)) {
+    PyErr_Format(PyExc_ValueError, "kernel %R takes %zd arrays and %zd sizes; the step gives %zd and %zd", kernel,
+                 num_buffers, num_sizes, static_cast<Py_ssize_t>(step->slots.size()), given_sizes);
+    return false;
+  }
+  return true;
+}
+
 bool parse_steps(PyObject* sequence, Py_ssize_t num_slots, PyObject* kernels, std::vector<Step>* steps) {
   Ref items = Ref::steal(PySequence_Fast(sequence, "steps must be a sequence"));
   if (!items) return false;
@@ -285,17 +362,10 @@ bool parse_steps(PyObject* sequence, Py_ssize_t num_slots, PyObject* kernels, st
       return false;
     }
     Step step{};
-    Py_ssize_t num_buffers, num_sizes;
-    if (!kernel_signature(kernel, &step.function, &num_buffers, &num_sizes)) return false;
-    if (!parse_slots(slots, num_slots, &step.slots) || !parse_sizes(sizes, &step.sizes) ||
-        !parse_slots(allocate, num_slots, &step.allocate) || !parse_slots(release, num_slots, &step.release)) {
-      return false;
-    }
-    const auto given_sizes = static_cast<Py_ssize_t>(step.sizes.size());
-    if (static_cast<Py_ssize_t>(step.slots.size()) != num_buffers ||
-        (num_sizes >= 0 ? given_sizes != num_sizes : given_sizes > kMaxKernelSizes)) {
-      PyErr_Format(PyExc_ValueError, "kernel %R takes %zd arrays and %zd sizes; the step gives %zd and %zd",
-                   kernel, num_buffers, num_sizes, static_cast<Py_ssize_t>(step.slots.size()), given_sizes);
+    const bool parsed = Py_TYPE(kernel) == kernel_type() ? parse_kernel(kernel, slots, sizes, num_slots, &step)
+                                                         : parse_call(kernel, slots, sizes, num_slots, &step);
+    if (!parsed || !parse_slots(allocate, num_slots, &step.allocate) ||
+        !parse_slots(release, num_slots, &step.release)) {
       return false;
     }
     if (PyList_Append(kernels, kernel) < 0) return false;
@@ -433,7 +503,8 @@ PyTypeObject* launcher_type() { return g_type; }
 
 int launcher_init_type() {
   g_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&launcher_spec));
-  return g_type ? 0 : -1;
+  g_out_keyword = Py_BuildValue("(s)", "out");
+  return g_type && g_out_keyword ? 0 : -1;
 }
 
 }  // namespace pyjit

@@ -184,7 +184,11 @@ class Launcher:
     allocates (numpy.empty). Slots number the inputs, then the buffers. `steps` are
     (kernel, slots, sizes, allocate, release): a Kernel, the slots of its arrays and its
     size arguments in order, the buffer slots to allocate before it and the slots to
-    drop after it. `outputs` is a slot (the result) or a sequence of slots (a tuple of
+    drop after it; or (function, slots, rows, allocate, release): a callable other than
+    a Kernel (numpy.matmul) called as `function(*operands, out=output)`, the slots its
+    operands' then its output's, `rows` true to view the first operand and the output
+    as 2-D matrices of their rows (NOTE(c-launcher-matmul)); its error, if it raises,
+    comes out of the call. `outputs` is a slot (the result) or a sequence of slots (a tuple of
     them). A call with other arguments, or with keywords, returns
     `fallback(*args, **kwargs)`. ValueError for a malformed description (a symbol no
     input binds, an unknown relation, a step that does not fit its kernel). It has a
@@ -193,6 +197,7 @@ class Launcher:
     fallback: Callable[..., Any]
     def __init__(self, fallback: Callable[..., Any], inputs: Sequence[tuple[Any, Sequence[int | Sequence[int]]]],
                  buffers: Sequence[tuple[Any, Sequence[int]]],
-                 steps: Sequence[tuple[Kernel, Sequence[int], Sequence[int], Sequence[int], Sequence[int]]],
+                 steps: Sequence[tuple[Kernel | Callable[..., Any], Sequence[int], Sequence[int] | bool,
+                                       Sequence[int], Sequence[int]]],
                  outputs: int | Sequence[int], guards: Sequence[tuple[int, str, int]] = ()) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

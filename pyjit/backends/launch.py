@@ -7,11 +7,13 @@ A graph qualifies when the launcher can do all the glue does: every input an arr
 compiled as C-contiguous, whose sizes are static or size symbols (each axis's size as
 the input's meta has it and as the shape env canonicalizes it); size guards between
 symbols and constants; every step a C kernel (`_C.Kernel`: the CPU target) whose size
-arguments are symbols; buffers whose sizes are static or symbols; no max, min, argmax or
-argmin over a symbolic axis (the glue runs those eagerly when the axis is empty); and
-outputs that are arrays the kernels wrote (or inputs), one or a tuple of them, none a
-0-d value that eager execution holds as a NumPy scalar. The glue stays the fallback,
-for every call the launcher does not take.
+arguments are symbols, or a matrix product the launcher calls NumPy's matmul for
+(NOTE(c-launcher-matmul) in csrc/launcher.cpp: two operands the launcher holds, of the
+product's dtype, and a product that is not 0-d); buffers whose sizes are static or
+symbols; no max, min, argmax or argmin over a symbolic axis (the glue runs those eagerly
+when the axis is empty); and outputs that are arrays the kernels wrote (or inputs), one
+or a tuple of them, none a 0-d value that eager execution holds as a NumPy scalar. The
+glue stays the fallback, for every call the launcher does not take.
 
 Sizes travel as ints: >= 0 a static size, -(k + 1) the k-th size symbol.
 """
@@ -22,8 +24,8 @@ import numpy as np
 
 from .. import _C
 from ..codegen.lowering import canonical
-from ..codegen.scheduler import KernelStep, reduction_parameters
-from ..codegen.wrapper import scalar_values
+from ..codegen.scheduler import EagerStep, KernelStep, reduction_parameters
+from ..codegen.wrapper import scalar_values, stacked_by_matrix
 from ..graph import Node, SymInt, TensorMeta
 
 _EMPTY_AXIS_REDUCTIONS = ("max", "min", "argmax", "argmin")
@@ -94,6 +96,9 @@ class _Description:
         first written."""
         steps, buffers, allocated = [], [], set()
         for step in self.schedule.steps:
+            if isinstance(step, EagerStep):
+                steps.append(self._matmul(step.node, first_buffer, buffers, allocated))
+                continue
             kernel = self.kernels.get(f"k_{step.kernel.name}") if isinstance(step, KernelStep) else None
             if not isinstance(kernel, _C.Kernel):  # an eager step, or a kernel of another target
                 raise _Unsupported("a step that is not a C kernel")
@@ -113,6 +118,22 @@ class _Description:
             sizes = [-(self.symbols[name] + 1) for name in step.kernel.sizes]
             steps.append([kernel, used, sizes, allocate, []])
         return steps, buffers
+
+    def _matmul(self, node: Node, first_buffer: int, buffers: list, allocated: set) -> list:
+        """The step of a matrix product into a new buffer (NOTE(c-launcher-matmul)),
+        which a kernel after it may write in place (NOTE(epilogue-in-place))."""
+        if getattr(node.target, "name", None) != "matmul" or len(node.args) != 2 or node.kwargs:
+            raise _Unsupported("an eager step that is not a matrix product")
+        dtype = np.dtype(node.meta.dtype)
+        operands = [self.slots.get(self.schedule.names.get(arg)) if isinstance(arg, Node) else None
+                    for arg in node.args]
+        if None in operands or any(np.dtype(arg.meta.dtype) != dtype for arg in node.args) or not node.meta.shape:
+            raise _Unsupported("a matrix product of values the launcher does not hold, of mixed dtypes, or 0-d")
+        name = self.schedule.names[node]
+        allocated.add(name)
+        self.slots[name] = first_buffer + len(buffers)
+        buffers.append((dtype, tuple((self._size(canonical(size)),) for size in node.meta.shape)))
+        return [np.matmul, operands + [self.slots[name]], stacked_by_matrix(node), [self.slots[name]], []]
 
     def _outputs(self) -> int | tuple:
         output = self.schedule.graph.output_node.args[0]

@@ -232,7 +232,7 @@ class _Glue:
                 target = self._global(node.target, "op_")
                 args = [self._argument(arg) for arg in node.args]
                 args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-                if _stacked_by_matrix(node):
+                if stacked_by_matrix(node):
                     self.namespace["matmul_rows"] = matmul_rows
                     self._emit(f"{name} = matmul_rows({target}, {', '.join(args)})")
                 else:
@@ -328,13 +328,14 @@ class _Glue:
 # of 2048 rows. When the stack is C-contiguous its rows are one (batch * rows, k)
 # matrix, so the glue multiplies that (a view) and gives the product back its shape
 # (a view of the 2-D result). Each element is still one dot product of a row and a
-# column, accumulated by the same BLAS kernel (the same bits in the tests and
-# benchmarks here; no BLAS promises a blocking independent of the row count). A stack
+# column by the same BLAS, within float rounding of the batched product (no BLAS
+# promises a blocking independent of the row count: NumPy 2.4's OpenBLAS differs in
+# the last bit for a (16, 128, 512) stack by (512, 512), docs/benchmarks.md). A stack
 # that is not contiguous (a transposed view) goes to matmul as it is.
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _stacked_by_matrix(node: Node) -> bool:
+def stacked_by_matrix(node: Node) -> bool:
     """Whether eager `node` is a float matmul of a stack of matrices by one matrix."""
     if getattr(node.target, "name", None) != "matmul" or len(node.args) != 2 or node.kwargs:
         return False

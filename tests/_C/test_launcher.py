@@ -121,6 +121,35 @@ def test_an_equal_dtype_object_is_taken(library):
     assert fallback.calls == []
 
 
+# -- NOTE(c-launcher-matmul) -------------------------------------------------------------
+def test_a_call_step_writes_numpys_product_for_a_kernel_to_overwrite(library):
+    fallback = Fallback()
+    twice_plus = library.kernel("twice_plus", 3, 1)  # in place: 2p + p over the product p
+    steps = [(np.matmul, (0, 1, 2), False, (2,), ()), (twice_plus, (2, 2, 2), (4,), (), ())]
+    launcher = _C.Launcher(fallback, [(F64, (2, 3)), (F64, (3, 2))], [(F64, (2, 2))], steps, 2)
+    a, b = np.arange(6.0).reshape(2, 3) / 7, np.arange(6.0).reshape(3, 2) / 3
+    result = launcher(a, b)
+    np.testing.assert_array_equal(result, 2 * (a @ b) + a @ b)
+    assert result.flags.c_contiguous and fallback.calls == []
+
+
+def test_a_call_step_on_rows_multiplies_a_stack_as_one_matrix():  # NOTE(flat-matmul)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5))
+    launcher = _C.Launcher(Fallback(), [(F64, (-1, 3, 4)), (F64, (4, 5))], [(F64, (-1, 3, 5))],
+                           [(np.matmul, (0, 1, 2), True, (2,), ())], 2)
+    for stack in (a, a[:0], rng.standard_normal((9, 3, 4))):
+        np.testing.assert_array_equal(launcher(stack, b), np.matmul(stack.reshape(-1, 4), b).reshape(-1, 3, 5))
+
+
+def test_a_failing_call_step_raises_its_error_and_returns_nothing():
+    # a description whose product does not fit its buffer: NumPy's error comes out
+    launcher = _C.Launcher(Fallback(), [(F64, (2, 3)), (F64, (3, 2))], [(F64, (2, 3))],
+                           [(np.matmul, (0, 1, 2), False, (2,), ())], 2)
+    with pytest.raises(ValueError):
+        launcher(np.ones((2, 3)), np.ones((3, 2)))
+
+
 def test_attributes_can_be_set():
     launcher = _C.Launcher(Fallback(), [], [], [], ())
     launcher.kernels = ["k"]
@@ -129,8 +158,6 @@ def test_attributes_can_be_set():
 
 def test_malformed_descriptions_are_refused(library):
     twice = library.kernel("twice", 2, 0)
-    with pytest.raises(TypeError, match="expected a pyjit._C.Kernel"):
-        _C.Launcher(Fallback(), [(F64, (4,))], [(F64, (4,))], [(print, (0, 1), (), (1,), ())], 1)
     with pytest.raises(ValueError, match="slot 2 is out of range"):
         _C.Launcher(Fallback(), [(F64, (4,))], [(F64, (4,))], [(twice, (0, 2), (), (1,), ())], 1)
     with pytest.raises(ValueError, match="takes 2 arrays and 0 sizes"):
@@ -141,5 +168,9 @@ def test_malformed_descriptions_are_refused(library):
         _C.Launcher(Fallback(), [(F64, (-1,))], [], [], (), [(-1, "=", 2)])
     with pytest.raises(TypeError, match="callable"):
         _C.Launcher(None, [], [], [], ())
+    with pytest.raises(TypeError, match="Kernel or callable"):
+        _C.Launcher(Fallback(), [(F64, (4,))], [(F64, (4,))], [(None, (0, 1), False, (1,), ())], 1)
+    with pytest.raises(ValueError, match="operands and an output"):
+        _C.Launcher(Fallback(), [(F64, (4,))], [], [(np.matmul, (0,), False, (), ())], 0)
     with pytest.raises(ValueError, match="at most 64 size symbols"):
         _C.Launcher(Fallback(), [(F64, (-65,))], [], [], ())
