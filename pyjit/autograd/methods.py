@@ -21,7 +21,7 @@ from ..ops import REGISTRY
 
 # NumPy functions whose name is not the registry entry's (np.absolute is pyjit.ops.abs).
 NUMPY_ALIASES = {"absolute": "abs", "remainder": "mod", "amax": "max", "amin": "min", "around": "round",
-                 "concat": "concatenate", "permute_dims": "transpose"}
+                 "concat": "concatenate", "permute_dims": "transpose", "conj": "conjugate"}
 
 # method name -> registry entry, called as entry(tensor, *args, **kwargs).
 FORWARDED = {name: name for name in (
@@ -30,9 +30,10 @@ FORWARDED = {name: name for name in (
     "isnan", "isinf", "isfinite", "logical_not", "clip", "astype", "sigmoid", "relu", "gelu",
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "matmul", "dot",
     "sum", "prod", "max", "min", "mean", "argmax", "argmin", "any", "all", "logsumexp", "softmax", "log_softmax",
-    "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "take")} | {
+    "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "take", "cumsum", "cumprod", "argsort",
+    "repeat", "diagonal", "trace", "conjugate")} | {
     "neg": "negative", "sub": "subtract", "mul": "multiply", "div": "divide", "pow": "power",
-    "unsqueeze": "expand_dims", "amax": "max", "amin": "min", "absolute": "abs"}
+    "unsqueeze": "expand_dims", "amax": "max", "amin": "min", "absolute": "abs", "conj": "conjugate"}
 
 # PyTorch's dtype-conversion methods.
 CONVERSIONS = {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64, "int": np.int32,
