@@ -235,8 +235,8 @@ def _repeat_counts(repeats):
     counts, checked by NumPy itself; counts held in an array of the graph would decide
     the result's shape, which is not modelled."""
     if not isinstance(repeats, (bool, int, np.integer, list, tuple, np.ndarray)):
-        raise NotImplementedError("repeat with counts computed in the graph: the result's shape would depend "
-                                  "on their values")
+        raise NotImplementedError("counts held in an array: their values decide the shape of the result, "
+                                  "which a graph cannot know")
     if np.ndim(repeats) == 0 or np.size(repeats) == 1:
         return len(np.repeat(np.zeros(1), repeats))
     return repeats
