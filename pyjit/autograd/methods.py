@@ -6,7 +6,8 @@ PyTorch spellings people write (`neg`, `mul`, `unsqueeze`, `clamp`, `permute`, `
 `masked_fill`, `float`, …). Every method takes PyTorch's `dim=`/`keepdim=` as NumPy's
 `axis=`/`keepdims=` (NumPy's own functions refuse those keywords before a tensor sees
 them). Where the two libraries mean different things by one name, NumPy's meaning is
-kept — `max(axis)` gives the values only, `var`/`std` default to ddof=0
+kept — `max(axis)` gives the values only, `repeat` is np.repeat (not PyTorch's tiling),
+`var`/`std` default to ddof=0
 (`correction=`/`unbiased=` are read too), `size` is the element count (PyTorch's
 `numel()`) — with one exception: `transpose(dim0, dim1)` with two axes swaps them, as
 in PyTorch, on tensors of other than two dimensions, where NumPy would refuse; on a

@@ -10,7 +10,8 @@ data parameters may be named differently (`a` in NumPy, `x` in the entry); optio
 parameters (`axis`, `keepdims`, ...) must match by name. Ufuncs take their `nin`
 arrays positionally and keywords as given. An ndarray method `x.name(*args)` is
 `np.name(x, *args)`, except `reshape` and `transpose`, which also take their sizes or
-axes unpacked.
+axes unpacked, and the methods that mean something else than the function: `x.view()`
+(a view), `x.conj()` of a real array (the array itself) and `x.sort()` (in place).
 """
 
 from __future__ import annotations
