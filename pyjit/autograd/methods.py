@@ -6,7 +6,8 @@ PyTorch spellings people write (`neg`, `mul`, `unsqueeze`, `clamp`, `permute`, `
 `masked_fill`, `float`, …). Every method takes PyTorch's `dim=`/`keepdim=` as NumPy's
 `axis=`/`keepdims=` (NumPy's own functions refuse those keywords before a tensor sees
 them). Where the two libraries mean different things by one name, NumPy's meaning is
-kept — `max(axis)` gives the values only, `var`/`std` default to ddof=0
+kept — `max(axis)` gives the values only, `repeat` is np.repeat (not PyTorch's tiling),
+`var`/`std` default to ddof=0
 (`correction=`/`unbiased=` are read too), `size` is the element count (PyTorch's
 `numel()`) — with one exception: `transpose(dim0, dim1)` with two axes swaps them, as
 in PyTorch, on tensors of other than two dimensions, where NumPy would refuse; on a
@@ -21,7 +22,7 @@ from ..ops import REGISTRY
 
 # NumPy functions whose name is not the registry entry's (np.absolute is pyjit.ops.abs).
 NUMPY_ALIASES = {"absolute": "abs", "remainder": "mod", "amax": "max", "amin": "min", "around": "round",
-                 "concat": "concatenate", "permute_dims": "transpose"}
+                 "concat": "concatenate", "permute_dims": "transpose", "conj": "conjugate"}
 
 # method name -> registry entry, called as entry(tensor, *args, **kwargs).
 FORWARDED = {name: name for name in (
@@ -30,9 +31,10 @@ FORWARDED = {name: name for name in (
     "isnan", "isinf", "isfinite", "logical_not", "clip", "astype", "sigmoid", "relu", "gelu",
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "matmul", "dot",
     "sum", "prod", "max", "min", "mean", "argmax", "argmin", "any", "all", "logsumexp", "softmax", "log_softmax",
-    "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "take")} | {
+    "swapaxes", "moveaxis", "squeeze", "expand_dims", "broadcast_to", "take", "cumsum", "cumprod", "argsort",
+    "repeat", "diagonal", "trace", "conjugate")} | {
     "neg": "negative", "sub": "subtract", "mul": "multiply", "div": "divide", "pow": "power",
-    "unsqueeze": "expand_dims", "amax": "max", "amin": "min", "absolute": "abs"}
+    "unsqueeze": "expand_dims", "amax": "max", "amin": "min", "absolute": "abs", "conj": "conjugate"}
 
 # PyTorch's dtype-conversion methods.
 CONVERSIONS = {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64, "int": np.int32,

@@ -10,7 +10,8 @@ data parameters may be named differently (`a` in NumPy, `x` in the entry); optio
 parameters (`axis`, `keepdims`, ...) must match by name. Ufuncs take their `nin`
 arrays positionally and keywords as given. An ndarray method `x.name(*args)` is
 `np.name(x, *args)`, except `reshape` and `transpose`, which also take their sizes or
-axes unpacked.
+axes unpacked, and the methods that mean something else than the function: `x.view()`
+(a view), `x.conj()` of a real array (the array itself) and `x.sort()` (in place).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ _INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
 # ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
 # call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
 COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
+# ndarray methods that change the array itself, with a captured function of the same name.
+_IN_PLACE_ARRAY_METHODS = frozenset({"sort"})
 # Methods whose answer is the array's values as Python objects: data-dependent breaks.
 _VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
@@ -158,6 +161,10 @@ def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs:
         if name == "ravel":
             return array
         return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
+    if name == "view":
+        return _new_view(tracer, array, args, kwargs)
+    if name in ("conj", "conjugate") and not args and not kwargs and array.node.meta.dtype.kind != "c":
+        return array  # NumPy's method gives a real array itself (np.conj, a ufunc, makes a copy)
     if name not in ARRAY_METHODS:
         raise method_break("ndarray", name)
     entry = REGISTRY[FORWARDED.get(name, name)]
@@ -173,11 +180,23 @@ def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs:
     return call_numpy(tracer, entry, getattr(np, name, None), [array, *args], kwargs)
 
 
+def _new_view(tracer, array: ArrayValue, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`x.view()`: a new array object on the same memory, which the identity transpose is;
+    a dtype or type argument reinterprets the memory, which no op models."""
+    if args or kwargs:
+        raise Break("unsupported", "ndarray.view(dtype or type) reinterprets the array's memory, which is not "
+                    "modelled", hint="it runs in Python at a graph break; x.view() with no argument is captured")
+    return tracer.call_op(REGISTRY["transpose"], (array, ConstantValue(tuple(range(array.node.meta.ndim)))), {})
+
+
 def method_break(kind: str, name: str) -> Break:
     """NOTE(method-breaks): an array's method that is not captured (`y.item`,
     `loss.backward`) loads as a method value and the break is its call, where the
     transformed code runs the load and the call together in Python: one user call is
     one break (explain's count), not a break at the load and another at the call."""
+    if kind == "ndarray" and name in _IN_PLACE_ARRAY_METHODS:
+        return Break("unsupported", f"ndarray.{name}() changes the array in place, which is not captured",
+                     hint=f"it runs in Python at a graph break; np.{name}(x) returns a new array and is captured")
     if name in _VALUE_METHODS:
         return Break("data_dependent", f"{kind}.{name}() needs the array's values, which exist only when the "
                      "graph runs", hint="it runs in Python at a graph break")

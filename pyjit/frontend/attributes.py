@@ -70,6 +70,8 @@ def _array_attr(tracer, obj: ArrayValue, name: str) -> Value:
         return tracer.call_op(REGISTRY["transpose"], (obj,), {})
     if obj.tensor:
         return _tensor_attr(tracer, obj, name)
+    if name in ("real", "imag"):
+        return tracer.call_op(REGISTRY[name], (obj,), {})
     if name in ARRAY_METHODS or name in COPYING_METHODS or (not name.startswith("_")
                                                               and callable(getattr(np.ndarray, name, None))):
         return CallableValue("method", name, self=obj)  # NOTE(method-breaks)

@@ -1,7 +1,8 @@
 """The op registry (NOTE(op-entry) in registry.py): `pyjit.ops.<name>` is the entry named
 `name`, the name NumPy gives the function where NumPy has one."""
 
-from . import composites, creation, indexing, linalg, pointwise, reductions, views  # noqa: F401  (each registers its ops)
+from . import (  # noqa: F401  (each registers its ops)
+    complex_parts, composites, creation, cumulative, diagonals, indexing, linalg, pointwise, reductions, sorting, views)
 from .registry import CATEGORIES, REGISTRY, Composite, Op
 
 

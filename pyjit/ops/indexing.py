@@ -228,3 +228,32 @@ def take(x, indices, axis=None):
         return op.index(op.reshape(x, (-1,)), indices)
     axis = normalize_axis(axis, x.ndim)
     return op.index(x, (slice(None),) * axis + (indices,))
+
+
+def _repeat_counts(repeats):
+    """numpy.repeat's `repeats` as an int (one count for every element) or a list of
+    counts, checked by NumPy itself; counts held in an array of the graph would decide
+    the result's shape, which is not modelled."""
+    if not isinstance(repeats, (bool, int, np.integer, list, tuple, np.ndarray)):
+        raise NotImplementedError("counts held in an array: their values decide the shape of the result, "
+                                  "which a graph cannot know")
+    if np.ndim(repeats) == 0 or np.size(repeats) == 1:
+        return len(np.repeat(np.zeros(1), repeats))
+    return repeats
+
+
+@composite("repeat")
+def repeat(x, repeats, axis=None):
+    """numpy.repeat: each element repeated along `axis` (of the flattened array when None).
+    One count is a broadcast between two reshapes; a count per element, an index."""
+    if axis is None:
+        x, axis = op.reshape(x, (-1,)), 0
+    else:
+        axis = normalize_axis(axis, x.ndim)
+    counts = _repeat_counts(repeats)
+    if isinstance(counts, int):
+        spread = tuple(x.shape[:axis + 1]) + (counts,) + tuple(x.shape[axis + 1:])
+        stretched = op.broadcast_to(op.expand_dims(x, axis + 1), spread)
+        return op.reshape(stretched, tuple(x.shape[:axis]) + (x.shape[axis] * counts,) + tuple(x.shape[axis + 1:]))
+    positions = np.repeat(np.arange(x.shape[axis]), counts).tolist()  # NumPy's errors for bad counts
+    return op.index(x, (slice(None),) * axis + (positions,))

@@ -51,8 +51,11 @@ def _shape_text(shape: tuple) -> str:
 def _reshape_index(ix, index: tuple, source_shape: tuple, shape: tuple, new_shape) -> tuple:
     """C-order reshape: the sizes other than 1 of both shapes are split into groups of
     equal product; within a group the view's index is flattened and unflattened into
-    the source's (no division where a group is one source axis)."""
+    the source's (no division where a group is one source axis). An empty source has no
+    element to find (and unflattening by its size 0 would divide by zero)."""
     result = [ix.zero()] * len(source_shape)
+    if any(isinstance(size, int) and size == 0 for size in source_shape):
+        return tuple(result)
     out_axes = [axis for axis, size in enumerate(shape) if not ix.is_one(size)]
     in_axes = [axis for axis, size in enumerate(source_shape) if not ix.is_one(size)]
     for out_group, in_group in _reshape_groups(ix, shape, out_axes, source_shape, in_axes):

@@ -104,6 +104,10 @@ def view_cases():
         ("getitem", (5,), lambda x: ops.getitem(x, slice(4, -100, -2))),
         ("getitem", (2, 3, 4), lambda x: ops.getitem(x, (0, Ellipsis, 1))),
         ("getitem", (4, 6), lambda x: ops.getitem(x, (Ellipsis, slice(5, None, -2)))),
+        ("diagonal", (3, 4), lambda x: ops.diagonal(x, 1)),
+        ("diagonal", (4, 3), lambda x: ops.diagonal(x, -2)),
+        ("diagonal", (2, 3, 4), lambda x: ops.diagonal(x, 1, 2, 0)),
+        ("diagonal", (3, 2, 4, 5), lambda x: ops.diagonal(x, -1, -1, 0)),
     ]
 
 

@@ -7,9 +7,9 @@ from pyjit.utils import counters
 
 
 def test_an_uncaptured_numpy_function_is_named_in_the_break_reason(jit):
-    def sorted_twice(x):
-        return np.sort(x * 2) + 1  # np.sort is not in the op registry
+    def differenced(x):
+        return np.diff(x * 2) + 1  # np.diff is not in the op registry
 
     x = np.array([3.0, 1.0, 2.0])
-    np.testing.assert_array_equal(jit(sorted_twice)(x), sorted_twice(x))
-    assert list(counters["graph_break"]) == ["a call to the function numpy.sort is not captured"]
+    np.testing.assert_array_equal(jit(differenced)(x), differenced(x))
+    assert list(counters["graph_break"]) == ["a call to the function numpy.diff is not captured"]

@@ -80,7 +80,19 @@ def index_add_samples():
             row(A((5,)), slice(None, None, 0), 1.0, raises=ValueError)]
 
 
+def repeat_samples():
+    """One count (broadcast) or a count per element, flattened or along an axis; NumPy's
+    errors for negative counts, counts of the wrong length, an axis out of range."""
+    return [S(A((2, 3)), 2), S(A((2, 3)), 3, axis=1), S(A((2, 3), "float32"), [1, 0, 2], axis=-1),
+            S(A((3, 2)), [2], axis=0), S(A((2, 3)), [1, 2, 0, 1, 1, 3]), S(A((2, 3)), 0, axis=0),
+            S(A((3, 4), layout="F"), 2, axis=0), S(A((4, 3), layout="strided"), [0, 1, 2], axis=1),
+            S(A((4,), "int32", -5, 5), 2), S(A((3,), "bool"), [1, 2, 3]), S(A((0, 3)), 2, axis=1),
+            S(A((2, 3)), -1, raises=ValueError), S(A((2, 3)), [1, 2], axis=1, raises=ValueError),
+            S(A((2, 3)), [1, -1], axis=0, raises=ValueError), S(A((2, 3)), 2, axis=2, raises=AxisError)]
+
+
 SAMPLES = {
+    "repeat": repeat_samples(),
     "index": index_samples(),
     "index_add": index_add_samples(),
     "index_put": index_put_samples(),
