@@ -21,6 +21,8 @@ How each scalar op is written is its entry's C spelling (NOTE(spelling)).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..ops.formula import SCALAR_OPS
@@ -333,10 +335,18 @@ class _KernelWriter:
         self._emit(depth, "}")
 
     def _reduce(self, reduces: list[Reduce], depth: int, scope: dict, parallel: bool) -> None:
-        """Reductions over the same dims in one loop (NOTE(reduction-merging)): serial for
-        argmax/argmin, else `omp simd` with reduction clauses on the innermost loop, and
-        on threads too where it is a kernel's top level."""
-        plans = [_reduction_plan(reduce) for reduce in reduces]
+        """Reductions over the same dims in one loop (NOTE(reduction-merging)), `omp simd`
+        with reduction clauses on the innermost loop, and on threads too where it is a
+        kernel's top level; argmax/argmin in two such passes (NOTE(two-pass-positions))."""
+        if reduces[0].kind in ("argmax", "argmin"):
+            (reduce,) = reduces
+            extreme, position = _position_plans(reduce)
+            self._reduce_pass([reduce], [extreme], depth, scope, parallel)
+            self._reduce_pass([dataclasses.replace(reduce, stores=())], [position], depth, scope, parallel)
+        else:
+            self._reduce_pass(reduces, [_reduction_plan(reduce) for reduce in reduces], depth, scope, parallel)
+
+    def _reduce_pass(self, reduces: list[Reduce], plans: list[dict], depth: int, scope: dict, parallel: bool) -> None:
         for declaration in (line for plan in plans for line in plan["declare"]):
             self._emit(depth, declaration)
         clause = "".join(f" reduction({op}:{name})" for plan in plans for op, name in plan["clauses"])
@@ -349,7 +359,8 @@ class _KernelWriter:
         else:
             nest(depth, False)
         for plan in plans:
-            self._emit(depth, plan["result"])
+            if plan["result"]:
+                self._emit(depth, plan["result"])
 
     def _reduce_nest(self, reduces: list[Reduce], plans: list[dict], clause: str, depth: int, scope: dict,
                      threads: bool) -> None:
@@ -470,17 +481,39 @@ def _reduction_plan(reduce: Reduce) -> dict:
         return {"declare": [f"{result_type} {acc} = {literal(start, dtype)};"], "clauses": [(kind, acc)],
                 "combine": [f"{acc} = {{v}} {relation} {acc} ? {{v}} : {acc};"],
                 "result": f"const {result_type} {name} = {acc};"}
-    if kind in ("any", "all"):
-        symbol = "|" if kind == "any" else "&"
-        return {"declare": [f"uint8_t {acc} = {'0' if kind == 'any' else '1'};"], "clauses": [(symbol, acc)],
-                "combine": [f"{acc} {symbol}= {{v}};"], "result": f"const uint8_t {name} = {acc};"}
-    # argmax / argmin: the first extreme element; a NaN is extreme and stops the search.
-    value_type = ctype(reduce.value.dtype)
-    best, position = f"{name}_best", f"{name}_pos"
-    keep = "<=" if kind == "argmax" else ">="
-    better = (f"!({{v}} {keep} {best}) && {best} == {best}" if reduce.value.dtype.kind == "f"
-              else f"{{v}} {'>' if kind == 'argmax' else '<'} {best}")
-    return {"declare": [f"{value_type} {best} = 0;", f"int64_t {acc} = 0, {position} = 0;"], "clauses": [],
-            "combine": [f"if ({position} == 0 || ({better})) {{{{ {best} = {{v}}; {acc} = {position}; }}}}",
-                        f"{position}++;"],
-            "result": f"const {result_type} {name} = ({result_type}){acc};"}
+    symbol = "|" if kind == "any" else "&"  # any / all; argmax and argmin: _position_plans
+    return {"declare": [f"uint8_t {acc} = {'0' if kind == 'any' else '1'};"], "clauses": [(symbol, acc)],
+            "combine": [f"{acc} {symbol}= {{v}};"], "result": f"const uint8_t {name} = {acc};"}
+
+
+def _position_plans(reduce: Reduce) -> tuple[dict, dict]:
+    """NOTE(two-pass-positions): argmax/argmin as two vectorizable passes over the same
+    dims instead of one branchy serial loop: the extreme value (and whether any value is
+    NaN), then the smallest C-order position holding it (the first NaN, if any). That is
+    NumPy's answer, the first extreme element, exactly: -0.0 and 0.0 compare equal in
+    both passes, and a row of only infinities finds its first element. The value is
+    computed in each pass; its kept-value stores (NOTE(kept-values)) run in the first."""
+    name, kind, value_dtype = reduce.name, reduce.kind, reduce.value.dtype
+    value_type, best, any_nan, acc = ctype(value_dtype), f"{name}_best", f"{name}_nan", f"{name}_acc"
+    relation, combiner = (">", "max") if kind == "argmax" else ("<", "min")
+    if value_dtype.kind == "f":
+        start = float_literal(float("-inf") if kind == "argmax" else float("inf"), value_dtype)
+        extreme = {"declare": [f"{value_type} {best} = {start};", f"uint8_t {any_nan} = 0;"],
+                   "clauses": [(combiner, best), ("|", any_nan)],
+                   "combine": [f"{best} = {{v}} {relation} {best} ? {{v}} : {best};", f"{any_nan} |= {{v}} != {{v}};"],
+                   "result": ""}
+        found = f"(({{v}} != {{v}}) == {any_nan}) & ({any_nan} | ({{v}} == {best}))"  # no branch: it vectorizes
+    else:
+        info = np.iinfo(value_dtype) if value_dtype.kind != "b" else None
+        start = (0 if kind == "argmax" else 1) if info is None else (info.min if kind == "argmax" else info.max)
+        extreme = {"declare": [f"{value_type} {best} = {literal(start, value_dtype)};"], "clauses": [(combiner, best)],
+                   "combine": [f"{best} = {{v}} {relation} {best} ? {{v}} : {best};"], "result": ""}
+        found = f"{{v}} == {best}"
+    linear = Index.const(0)
+    for dim in reduce.dims:
+        linear = linear * dim.extent + Index.name(dim.var)
+    at, result_type = index_text(linear), ctype(reduce.dtype)
+    position = {"declare": [f"int64_t {acc} = INT64_MAX;"], "clauses": [("min", acc)],
+                "combine": [f"{acc} = ({found}) ? ({at} < {acc} ? {at} : {acc}) : {acc};"],
+                "result": f"const {result_type} {name} = ({result_type}){acc};"}
+    return extreme, position

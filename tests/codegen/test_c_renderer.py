@@ -159,10 +159,52 @@ def test_a_strided_input_keeps_the_team_form():
     assert "#pragma omp parallel\n" in render_kernel(kernel)
 
 
-def test_argmax_is_a_serial_loop():
+def test_argmax_is_two_vector_passes_over_the_row():
+    """NOTE(two-pass-positions): the extreme value, then its first position, each an
+    `omp simd` reduction (not one branchy serial loop)."""
     text = render_kernel(kernel_of(lambda x: ops.argmax(x, axis=1), TensorMeta((4, 8), F32)))
-    reduction_loop = text[text.index("acc_argmax_pos = 0"):]
-    assert "simd" not in reduction_loop.split("for (")[0]
+    assert "#pragma omp simd reduction(max:acc_argmax_best) reduction(|:acc_argmax_nan)" in text
+    assert "#pragma omp simd reduction(min:acc_argmax_acc)" in text
+    assert "if (" not in text
+
+
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+def test_positions_match_numpy_on_ties_nans_signed_zeros_and_infinities(kind, dtype):
+    """Rows of a (rows, 37) array and the whole array (positions in C order over two
+    dims), each row built to have ties, and for floats NaNs, -0.0 next to 0.0, and rows
+    of only one infinity."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 4, size=(9, 37)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        values[1, [5, 20]] = np.nan
+        values[2] = 0.0
+        values[2, 3] = -0.0
+        values[3], values[4] = np.inf, -np.inf
+        values[5, 36] = np.nan
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta(values.shape, values.dtype))
+    graph.output((getattr(ops, kind)(x, axis=1), getattr(ops, kind)(x)))
+    (compiled,) = compile_graphs([(GraphModule(graph), [values])])
+    rows, whole = compiled(values)
+    np.testing.assert_array_equal(rows, getattr(np, kind)(values, axis=1))
+    assert whole == getattr(np, kind)(values)
+
+
+def test_positions_over_threads_find_the_first_extreme_of_the_whole_array():
+    """Over PARALLEL_MIN_WORK elements both passes run on threads: the smallest position
+    still wins, whichever thread found it."""
+    values = np.full((PARALLEL_MIN_WORK // 512 + 3, 512), 7.0, F32)
+    values[-2, 500] = values[-1, 3] = 9.0
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta(values.shape, F32))
+    graph.output((ops.argmax(x), ops.argmin(x)))
+    (compiled,) = compile_graphs([(GraphModule(graph), [values])])
+    text = render_kernel(kernel_of(lambda x: ops.argmax(x), TensorMeta(values.shape, F32)))
+    assert "parallel for simd reduction(min:acc_argmax_acc)" in text
+    assert compiled(values) == (np.argmax(values), np.argmin(values))
+    values[-3, 1] = values[-1, 0] = np.nan
+    assert compiled(values) == (np.argmax(values), np.argmin(values))
 
 
 @pytest.mark.parametrize(("value", "dtype", "text"), [

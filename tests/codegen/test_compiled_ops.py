@@ -216,6 +216,7 @@ def special_graphs():
             add(f"{name}-{dtype}-reversed", REGISTRY[name], values[::-1].copy())
             # over the leading axis: the columnar form (NOTE(columnar-reductions))
             add(f"{name}-{dtype}-columns", lambda x, name=name: REGISTRY[name](x, axis=0), columns)
+            add(f"{name}-{dtype}-rows", lambda x, name=name: REGISTRY[name](x, axis=1), columns.T.copy())
     return cases
 
 
