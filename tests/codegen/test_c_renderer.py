@@ -207,6 +207,20 @@ def test_positions_over_threads_find_the_first_extreme_of_the_whole_array():
     assert compiled(values) == (np.argmax(values), np.argmin(values))
 
 
+def test_bool_temporaries_are_int32_so_short_mixed_rows_vectorize():
+    """NOTE(bool-temporaries): the one-hot row of k-means, `labels[:, None] == arange(32)`
+    cast to float32, holds its comparison in an int32_t, not a one-byte uint8_t; bool
+    arrays are still loaded and stored as bytes."""
+    def one_hot(labels, classes):
+        return ops.astype(ops.equal(ops.reshape(labels, (64, 1)), classes), np.float32)
+
+    text = render_kernel(kernel_of(one_hot, TensorMeta((64,), np.int64), TensorMeta((32,), np.int64)))
+    assert "const int32_t t" in text and "const uint8_t t" not in text
+    masked = render_kernel(kernel_of(lambda x, m: ops.where(m, x, 0.0), TensorMeta((64,), F32),
+                                     TensorMeta((64,), np.bool_)))
+    assert "const uint8_t *restrict" in masked and "const int32_t t" in masked
+
+
 @pytest.mark.parametrize(("value", "dtype", "text"), [
     (0.1, np.float64, "0x1.999999999999ap-4"), (float(np.float32(0.1)), F32, "0x1.99999a0000000p-4f"),
     (-0.0, np.float64, "-0x0.0p+0"), (float("inf"), F32, "__builtin_inff()"),
