@@ -55,7 +55,7 @@ VECTOR_MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "
                "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsin": "asin", "arccos": "acos",
                "arctan": "atan", "arctan2": "atan2", "erf": "erf", "pow": "pow"}
 # Work (elements times a cost) below which a loop nest stays on one thread: about 30 µs
-# of serial work here, more than waking a sleeping OpenMP thread costs
+# of serial work here, more than handing work to a spinning OpenMP thread costs
 # (NOTE(omp-wait-policy) in build.py; the 16k-element sin/cos/exp chain stays serial).
 # NOTE(serial-copy): where the work is symbolic, a parallel loop nest (a team region,
 # a top-level reduction) is rendered twice, `if (WORK >= PARALLEL_MIN_WORK)` the OpenMP

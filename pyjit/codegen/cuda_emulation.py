@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _C
 from ..exc import PyjitError
+from .build import bounded_openmp_spin
 from .cuda_renderer import BLOCK_REDUCING, CudaUnit
 
 HEADER = r"""/* pyjit's CUDA emulation header (NOTE(cuda-emulation) in pyjit/codegen/cuda_emulation.py) */
@@ -171,7 +172,7 @@ class Emulated:
                                                      source, "-o", library, "-lm"], capture_output=True, text=True)
             if done.returncode:
                 raise EmulationError(f"the host compiler rejected the emulated source:\n{done.stderr[-4000:]}")
-            os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # NOTE(omp-wait-policy) in build.py
+            bounded_openmp_spin()
             self.library = _C.KernelLibrary(library)  # loaded: the file may go
         self.status = self.library.kernel("pyjit_emulation_status", 1, 0)
         self.functions: dict = {}

@@ -305,23 +305,25 @@ def test_a_corrupt_toolchain_record_costs_a_probe_not_a_wrong_key(use_cache, mon
     assert json.loads(record.read_text()) == expected
 
 
-@pytest.mark.parametrize("policy", [None, "active"])
-def test_openmp_threads_sleep_when_idle_unless_the_user_says_otherwise(tmp_path, policy):
+@pytest.mark.parametrize(("user", "seen"), [
+    ({}, ["passive", "1000"]),  # a bounded spin, then sleep
+    ({"OMP_WAIT_POLICY": "active"}, ["active", "None"]),
+    ({"GOMP_SPINCOUNT": "50"}, ["passive", "50"])])
+def test_openmp_threads_spin_briefly_then_sleep_unless_the_user_says_otherwise(tmp_path, user, seen):
     """NOTE(omp-wait-policy): set before libgomp is loaded, which is a child's first load."""
     child = textwrap.dedent(f"""
         import os
         from pyjit.codegen import build
         build.load({source(2)!r})
-        print(os.environ.get("OMP_WAIT_POLICY"))
+        print(os.environ.get("OMP_WAIT_POLICY"), os.environ.get("GOMP_SPINCOUNT"))
     """)
-    environment = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    environment |= {"PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT}
-    if policy is not None:
-        environment["OMP_WAIT_POLICY"] = policy
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    environment |= {"PYJIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": PACKAGE_PARENT} | user
     result = subprocess.run([sys.executable, "-P", "-c", child], capture_output=True, text=True, env=environment,
                             timeout=120, check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [policy or "passive"]
+    assert result.stdout.split() == seen
 
 
 def test_a_toolchain_record_probed_for_other_flags_is_probed_again(use_cache, monkeypatch, tmp_path):
