@@ -13,6 +13,7 @@
 #define NO_IMPORT_ARRAY
 #include <numpy/arrayobject.h>
 
+#include "block_cache.h"
 #include "kernel_loader.h"
 #include "ref.h"
 
@@ -148,8 +149,8 @@ class Slots {
 PyObject* allocate(const ArrayShape& spec, const Symbols& symbols) {
   npy_intp dims[NPY_MAXDIMS];
   for (size_t axis = 0; axis < spec.axes.size(); ++axis) dims[axis] = symbols.value(spec.axes[axis][0]);
-  Py_INCREF(spec.dtype);  // PyArray_Empty steals it
-  return PyArray_Empty(static_cast<int>(spec.axes.size()), dims, spec.dtype, 0);
+  Py_INCREF(spec.dtype);  // empty_array steals it
+  return empty_array(static_cast<int>(spec.axes.size()), dims, reinterpret_cast<PyObject*>(spec.dtype));
 }
 
 // A C-contiguous array viewed as the 2-D matrix of its rows (a new reference).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench.h"
+#include "block_cache.h"
 #include "code_cache.h"
 #include "compiled_function.h"
 #include "eval_frame.h"
@@ -56,7 +57,8 @@ void add_type(py::module_& module, const char* name, PyTypeObject* type) {
 PYBIND11_MODULE(_C, module) {
   using namespace pyjit;
   if (guards_init() < 0 || CodeCache::init() < 0 || eval_frame_init() < 0 ||
-      compiled_function_init() < 0 || kernel_loader_init() < 0 || launcher_init_type() < 0) {
+      compiled_function_init() < 0 || kernel_loader_init() < 0 || launcher_init_type() < 0 ||
+      block_cache_init() < 0) {
     throw py::error_already_set();
   }
   module.doc() = "pyjit's native core: the PEP 523 frame hook, per-code caches, guards, timing, "
@@ -108,6 +110,8 @@ PYBIND11_MODULE(_C, module) {
     CodeCache::find(as_code(code), &skipped);
     return skipped;
   }, py::arg("code"));
+  module.def("block_cache_stats", [] { return steal_or_throw(block_cache_stats()); });
+  module.def("empty_block_cache", &empty_block_cache);
   module.def("bench", [](const py::handle& fn, const py::handle& args, Py_ssize_t n,
                          Py_ssize_t warmup) {
     return steal_or_throw(bench(fn.ptr(), args.ptr(), n, warmup));

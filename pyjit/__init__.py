@@ -19,8 +19,10 @@ __all__ = ["Tensor", "allclose", "allow_in_graph", "arange", "as_tensor", "autog
 
 
 def reset():
-    """Forget every compiled entry and skip mark; guarded objects are released."""
+    """Forget every compiled entry and skip mark; guarded objects are released, and the
+    array blocks kept for reuse (NOTE(block-cache)) are freed."""
     _C.reset()
+    _C.empty_block_cache()
     _frontend.reset()
     compiled_autograd.reset()
 

@@ -1,0 +1,187 @@
+// The API table is defined in guards.cpp and imported by guards_init at module init.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL pyjit_ARRAY_API
+#define NO_IMPORT_ARRAY
+#include <numpy/arrayobject.h>
+
+#include "block_cache.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "ref.h"
+
+namespace pyjit {
+namespace {
+
+// NOTE(block-cache): a fresh block of a few MiB or more comes from the kernel as pages
+// it zeroes on first touch (glibc maps blocks of 32 MiB and more afresh on every
+// malloc), which costs as much as a fused kernel's own pass over them: 8M float32
+// elements of `sin(x)*cos(x) + exp(-x*x)` took 4.4 ms with fresh outputs and 2.9 ms with
+// touched ones. So the arrays the C launcher allocates (NOTE(c-launcher) in
+// launcher.cpp) take their data through a NumPy memory handler (NEP 49) whose free
+// keeps blocks of kMinCachedBytes or more, up to a limit in all, and whose malloc hands
+// one back when its size is asked for again: a loop calling a compiled function whose
+// previous results it has dropped reuses their pages. The arrays are NumPy's own in
+// every other way (they own their data; NumPy frees it through the handler they carry).
+// A request no cached block fits empties the cache first, so blocks a program no longer
+// asks for are not held past its next different request; `pyjit.reset()` empties it
+// too. The limit is 256 MiB, or $PYJIT_BLOCK_CACHE_BYTES read at start-up (0 turns the
+// cache off).
+constexpr size_t kMinCachedBytes = size_t{1} << 20;
+constexpr size_t kDefaultLimitBytes = size_t{256} << 20;
+
+struct Cache {
+  std::mutex mutex;
+  std::vector<std::pair<void*, size_t>> free_blocks;  // oldest first
+  std::unordered_map<void*, size_t> handed_out;       // blocks of ours that arrays hold
+  size_t cached_bytes = 0;
+  size_t limit_bytes = kDefaultLimitBytes;
+  Py_ssize_t hits = 0, misses = 0;
+
+  void release_all() {  // with the mutex held
+    for (const auto& [block, size] : free_blocks) std::free(block);
+    free_blocks.clear();
+    cached_bytes = 0;
+  }
+};
+
+Cache& cache() {
+  static Cache* instance = new Cache();  // never destroyed: arrays may outlive module teardown
+  return *instance;
+}
+
+void* cache_malloc(void*, size_t size) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  void* block = nullptr;
+  for (auto it = c.free_blocks.begin(); it != c.free_blocks.end(); ++it) {
+    if (it->second == size) {
+      block = it->first;
+      c.free_blocks.erase(it);
+      c.cached_bytes -= size;
+      ++c.hits;
+      break;
+    }
+  }
+  if (!block) {
+    ++c.misses;
+    c.release_all();
+    block = std::malloc(size);
+    if (!block) return nullptr;
+  }
+  c.handed_out.emplace(block, size);
+  return block;
+}
+
+void* cache_calloc(void* context, size_t count, size_t item_size) {
+  if (item_size != 0 && count > SIZE_MAX / item_size) return nullptr;
+  void* block = cache_malloc(context, count * item_size);
+  if (block) std::memset(block, 0, count * item_size);
+  return block;
+}
+
+// A block that changes size (ndarray.resize) leaves the cache's books: NumPy frees it
+// through this handler later, which then gives it back to malloc.
+void* cache_realloc(void*, void* block, size_t size) {
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.handed_out.erase(block);
+  }
+  return std::realloc(block, size);
+}
+
+// NumPy passes the array's size in bytes, which may differ from the block's (an array
+// whose dtype or shape was reassigned); the size recorded at malloc is the block's.
+void cache_free(void*, void* block, size_t) {
+  if (!block) return;
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto held = c.handed_out.find(block);
+  if (held == c.handed_out.end()) {
+    std::free(block);
+    return;
+  }
+  const size_t size = held->second;
+  c.handed_out.erase(held);
+  while (!c.free_blocks.empty() && c.cached_bytes + size > c.limit_bytes) {
+    std::free(c.free_blocks.front().first);
+    c.cached_bytes -= c.free_blocks.front().second;
+    c.free_blocks.erase(c.free_blocks.begin());
+  }
+  if (c.cached_bytes + size > c.limit_bytes) {
+    std::free(block);
+    return;
+  }
+  c.free_blocks.emplace_back(block, size);
+  c.cached_bytes += size;
+}
+
+PyDataMem_Handler g_handler = {
+    "pyjit_block_cache",
+    1,
+    {nullptr, cache_malloc, cache_calloc, cache_realloc, cache_free},
+};
+PyObject* g_handler_capsule = nullptr;
+
+}  // namespace
+
+int block_cache_init() {
+  if (const char* limit = std::getenv("PYJIT_BLOCK_CACHE_BYTES")) {
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(limit, &end, 10);
+    if (end == limit || *end != '\0') {
+      PyErr_Format(PyExc_ValueError, "PYJIT_BLOCK_CACHE_BYTES=%s is not a number of bytes", limit);
+      return -1;
+    }
+    cache().limit_bytes = static_cast<size_t>(bytes);
+  }
+  g_handler_capsule = PyCapsule_New(&g_handler, "mem_handler", nullptr);
+  return g_handler_capsule ? 0 : -1;
+}
+
+static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "NumPy's sizes are Py_ssize_t wide");
+
+PyObject* empty_array(int ndim, const Py_ssize_t* sizes, PyObject* dtype_object) {
+  auto* dtype = reinterpret_cast<PyArray_Descr*>(dtype_object);
+  npy_intp dims[NPY_MAXDIMS];
+  npy_intp bytes = PyDataType_ELSIZE(dtype);
+  for (int axis = 0; axis < ndim; ++axis) bytes *= (dims[axis] = sizes[axis]);
+  const bool cached = static_cast<size_t>(bytes) >= kMinCachedBytes && cache().limit_bytes > 0;
+  if (!cached) return PyArray_Empty(ndim, dims, dtype, 0);
+  // The handler is a context variable NumPy reads when it allocates: set for this one
+  // allocation, then the caller's restored.
+  Ref previous = Ref::steal(PyDataMem_SetHandler(g_handler_capsule));
+  if (!previous) {
+    Py_DECREF(dtype);
+    return nullptr;
+  }
+  PyObject* array = PyArray_Empty(ndim, dims, dtype, 0);
+  Ref restored = Ref::steal(PyDataMem_SetHandler(previous.get()));
+  if (!restored) {
+    Py_XDECREF(array);
+    return nullptr;
+  }
+  return array;
+}
+
+PyObject* block_cache_stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n}", "hits", c.hits, "misses", c.misses, "cached_bytes",
+                       static_cast<Py_ssize_t>(c.cached_bytes), "cached_blocks",
+                       static_cast<Py_ssize_t>(c.free_blocks.size()), "limit_bytes",
+                       static_cast<Py_ssize_t>(c.limit_bytes));
+}
+
+void empty_block_cache() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.release_all();
+}
+
+}  // namespace pyjit
