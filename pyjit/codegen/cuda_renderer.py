@@ -68,7 +68,9 @@ FLOAT = np.dtype(np.float32)
 
 
 def vtype(dtype) -> str:
-    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half))."""
+    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half)); a
+    bool stays `uint8_t`: NOTE(bool-temporaries) steers GCC's vector width, and a GPU
+    thread is scalar (docs/codegen.md, "CUDA")."""
     return "float" if np.dtype(dtype) == HALF else ctype(dtype)
 
 
