@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import config
 from . import autotune, build, nvrtc, remote
-from .cuda_renderer import CudaKernel, CudaUnit, launch_plan
+from .cuda_launch import CudaKernel, CudaUnit, launch_plan
 
 _LAYOUT_VERSION = "pyjit-cuda-1"
 DEFAULT_BLOCK = 256

@@ -30,7 +30,7 @@ import numpy as np
 from .. import _C
 from ..exc import PyjitError
 from .build import bounded_openmp_spin
-from .cuda_renderer import BLOCK_REDUCING, CudaUnit
+from .cuda_launch import BLOCK_REDUCING, CudaUnit
 
 HEADER = r"""/* pyjit's CUDA emulation header (NOTE(cuda-emulation) in pyjit/codegen/cuda_emulation.py) */
 #define PYJIT_CUDA_EMULATION 1

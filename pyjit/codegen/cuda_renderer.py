@@ -3,7 +3,7 @@
 NOTE(cuda-renderer): one IR kernel becomes one or more `__global__` functions, run in
 order on one stream (its `launches`); all share one parameter list: the kernel's buffers
 (typed `__restrict__` pointers), a byte workspace `ws`, and the size parameters as
-`int64_t`. A launch is one of
+`int64_t`. A launch (its record and grid: cuda_launch.py) is one of
   * `elements`: a parallel loop nest without inner loops, as a grid-stride loop over its
     flattened iterations (broadcasting and strides are already in the IR's indices); a
     float product over leading axes too, its rows a serial loop (NOTE(column-split));
@@ -46,7 +46,8 @@ from ..ops.registry import REGISTRY
 from .build import BuildError
 from .c_renderer import ctype, index_text, literal, suffix, utype
 from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
-from .cuda_prelude import COLUMN_ITEMS, PRELUDE, column_chunks
+from .cuda_launch import MAX_GRID, SPLIT_BLOCKS, CudaKernel, CudaUnit, Launch
+from .cuda_prelude import COLUMN_ITEMS, PRELUDE
 from .index import Index, Mod
 from .kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var,
                         nests_parallel_in_serial, substitute_body, unnamed_values, walk_values)
@@ -67,7 +68,9 @@ FLOAT = np.dtype(np.float32)
 
 
 def vtype(dtype) -> str:
-    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half))."""
+    """The C type a value of `dtype` is computed in (float16 in float: NOTE(cuda-half)); a
+    bool stays `uint8_t`: NOTE(bool-temporaries) steers GCC's vector width, and a GPU
+    thread is scalar (docs/codegen.md, "CUDA")."""
     return "float" if np.dtype(dtype) == HALF else ctype(dtype)
 
 
@@ -81,14 +84,8 @@ def _computed(dtype) -> np.dtype:
     return FLOAT if dtype == HALF else dtype
 
 
-# Partials of a split reduction: at most this many blocks take part in the first pass.
-SPLIT_BLOCKS = 1024
 # A workspace slot holds a value (up to 8 bytes) and a position (8 bytes).
 SLOT_BYTES = 16
-# Grid-stride loops cap the grid: more blocks than this step through the rest.
-MAX_GRID = 65535
-# The launch modes whose blocks combine values across their threads (NOTE(block-reduce)).
-BLOCK_REDUCING = frozenset({"rows", "warps", "split", "finish", "column-finish"})
 # NOTE(warp-rows): a row of a few hundred elements leaves most of a block idle, so rows
 # whose loops all have at most WARP_ROW iterations (known when rendering) get a warp
 # each: the block's warps take consecutive rows, a row's elements are strided over the
@@ -145,65 +142,6 @@ def _half_spelling(op: str, args: list[str]) -> str:
 def cuda_literal(value, dtype: np.dtype) -> str:
     dtype = _computed(dtype)
     return CudaDialect.float_literal(value, dtype) if dtype.kind == "f" else literal(value, dtype)
-
-
-@dataclasses.dataclass(frozen=True)
-class Launch:
-    """One `__global__` function of an IR kernel and how its grid is sized: `mode` (see
-    NOTE(cuda-renderer)) and `extent`, the iterations (elements, rows) it covers."""
-
-    function: str
-    mode: str
-    extent: Index
-    rows: Index | None = None  # the reduced extent of a column split (NOTE(column-split))
-
-    def grid(self, sizes: dict[str, int], block: int, max_grid: int = MAX_GRID) -> int:
-        """Blocks for this launch given the kernel's size arguments (at least 1: CUDA
-        refuses an empty grid, and a reduction over nothing still writes its identity)."""
-        values = {name: Index.const(v) for name, v in sizes.items()}
-        extent = self.extent.substitute(values).constant_value()
-        chunks = column_chunks(extent, self.rows.substitute(values).constant_value()) if self.rows else 1
-        if self.mode in ("single", "finish") or (self.mode == "column-finish" and chunks == 1):
-            return 1
-        if self.mode == "rows":
-            count = extent
-        elif self.mode in ("warps", "column-finish"):
-            count = -(-extent // (block // 32))
-        else:
-            count = -(-(extent * chunks) // block)
-        if self.mode == "split":
-            max_grid = min(max_grid, SPLIT_BLOCKS)
-        return max(1, min(count, max_grid))
-
-
-@dataclasses.dataclass(frozen=True)
-class CudaKernel:
-    """An IR kernel rendered: its launches in order and what they share."""
-
-    name: str
-    buffers: tuple                 # (C type, is output) per buffer, in call order
-    sizes: tuple[str, ...]
-    launches: tuple[Launch, ...]
-    workspace_bytes: int
-    index_type: str
-
-
-def launch_plan(kernel: CudaKernel, sizes: dict[str, int], block: int, max_grid: int = MAX_GRID) -> list:
-    """[(function, blocks)] for running `kernel` with these size arguments, in order;
-    `block` threads a block (a multiple of 32, at most 1024)."""
-    if block % 32 or not 32 <= block <= 1024:
-        raise ValueError(f"a block has a multiple of 32 threads, at most 1024, not {block}")
-    return [(launch.function, launch.grid(sizes, block, max_grid)) for launch in kernel.launches]
-
-
-@dataclasses.dataclass(frozen=True)
-class CudaUnit:
-    """One CUDA source (a RawModule) and its kernels by IR name."""
-
-    source: str
-    kernels: dict
-
-
 
 
 def render_unit(kernels: list[Kernel]) -> CudaUnit:

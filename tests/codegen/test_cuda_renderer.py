@@ -1,13 +1,15 @@
-"""pyjit/codegen/cuda_renderer.py: the launches each kind of kernel becomes, index width,
-literals, and the grid sizes a launch asks for. (What the kernels compute is checked by
-running them in emulation: tests/codegen/test_cuda_emulation.py, with NVRTC compiles.)"""
+"""pyjit/codegen/cuda_renderer.py: the launches each kind of kernel becomes, index width and
+literals. (The grids a launch asks for: tests/codegen/test_cuda_launch.py; what the
+kernels compute is checked by running them in emulation: tests/codegen/test_cuda_emulation.py,
+with NVRTC compiles.)"""
 
 import numpy as np
 import pytest
 
 from pyjit.codegen.build import BuildError
+from pyjit.codegen.cuda_launch import SPLIT_BLOCKS, launch_plan
 from pyjit.codegen.cuda_prelude import COLUMN_ITEMS, COLUMN_MAX_CHUNKS, COLUMN_MIN_ROWS, column_chunks
-from pyjit.codegen.cuda_renderer import (MAX_GRID, SPLIT_BLOCKS, WARP_ROW, CudaDialect, launch_plan, render_unit)
+from pyjit.codegen.cuda_renderer import WARP_ROW, CudaDialect, render_unit
 from pyjit.codegen.index import Index
 from pyjit.codegen.kernel_ir import BufferParam, Call, Dim, Kernel, Load, Loop, Store
 from pyjit.codegen.scheduler import schedule
@@ -163,32 +165,3 @@ def test_special_float_literals_are_bit_patterns():
     assert CudaDialect.float_literal(float("-inf"), F32) == "__int_as_float(0xff800000)"
     assert CudaDialect.float_literal(float("inf"), np.dtype(np.float64)) == "__longlong_as_double(9218868437227405312LL)"
     assert CudaDialect.float_literal(0.5, F32) == "0x1.0000000000000p-1f"
-
-
-def test_grids_cover_the_work_and_never_are_empty():
-    kernel, _ = rendered(lambda x: op.sum(x), (100_000,))
-    split, finish, single = launch_plan(kernel, {}, 256)
-    assert split[1] == min(SPLIT_BLOCKS, -(-100_000 // 256)) and finish[1] == 1 and single[1] == 1
-    rows, _ = rendered(softmax, (7, 1000))
-    assert launch_plan(rows, {}, 64) == [(rows.launches[0].function, 7)]
-    warps, _ = rendered(softmax, (7, 9))
-    assert launch_plan(warps, {}, 64) == [(warps.launches[0].function, 4)]  # 2 rows a block
-    empty, _ = rendered(lambda x: op.exp(x), (0,))
-    assert launch_plan(empty, {}, 128)[0][1] == 1
-    many, _ = rendered(lambda x: op.exp(x), (1 << 28,))
-    assert launch_plan(many, {}, 32)[0][1] == MAX_GRID
-
-
-def test_symbolic_sizes_size_the_grid_at_launch():
-    env = ShapeEnv()
-    kernel, _ = rendered(softmax, (env.create_symbol(10), 16), shape_env=env)
-    (size,) = kernel.sizes
-    assert kernel.launches[0].extent == Index.name(size)
-    assert launch_plan(kernel, {size: 300}, 128)[0][1] == 75  # rows of 16: a warp each, 4 a block
-
-
-@pytest.mark.parametrize("block", [0, 48, 2048])
-def test_a_block_is_whole_warps(block):
-    kernel, _ = rendered(lambda x: op.exp(x), (10,))
-    with pytest.raises(ValueError, match="multiple of 32"):
-        launch_plan(kernel, {}, block)
