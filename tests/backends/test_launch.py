@@ -248,3 +248,20 @@ def test_heads_merged_from_a_product_written_in_their_layout_cost_no_copy(rng): 
     np.testing.assert_array_equal(got, compiled.fallback(a, b))
     want = np.matmul(np.exp(a), b).transpose(0, 2, 1, 3).reshape(got.shape)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_an_index_by_a_size_symbol_keeps_the_glue(rng):
+    env = ShapeEnv()
+    rows = env.create_symbol(6)
+
+    def build(a, w, stop):
+        columns = ops.getitem(ops.matmul(ops.exp(a), w), (slice(0, stop), slice(1, 3)))
+        return ops.matmul(columns, ops.getitem(w, (slice(1, 3), Ellipsis)))
+
+    a, w = rng.standard_normal((6, 4)).astype(F32), rng.standard_normal((4, 4)).astype(F32)
+    for stop, launched in ((rows, False), (None, True)):
+        graph_module = module(lambda a, w: build(a, w, stop), TensorMeta((rows, 4), F32), TensorMeta((4, 4), F32),
+                              shape_env=env)
+        compiled = inductor(graph_module, a, w)
+        assert isinstance(compiled, _C.Launcher) is launched
+        np.testing.assert_allclose(compiled(a, w), graph_module(a, w), rtol=1e-5, atol=1e-6)
