@@ -203,7 +203,8 @@ def _refuse_empty_axis_reductions(graph) -> None:
 # smaller than its width, so NumPy's loop calls the same GEMM on the same operands with
 # another ldc; the BLAS accumulates each element in registers, so its bits are those of
 # the glue's product into a fresh array (the tests compare them bit for bit). A stack
-# by one matrix keeps NOTE(flat-matmul) instead: its rows are one GEMM.
+# by one matrix keeps NOTE(flat-matmul) instead: its rows are one GEMM. A transpose the
+# graph returns keeps the eager product's layout, so the caller gets eager's strides.
 def _transposed_user(node: Node) -> tuple[int, ...] | None:
     """The axes of the transpose that is `node`'s one use, when NOTE(product-layout)
     applies to the product `node`."""
@@ -211,7 +212,8 @@ def _transposed_user(node: Node) -> tuple[int, ...] | None:
     if len(users) != 1 or stacked_by_matrix(node) or np.dtype(node.meta.dtype) not in BLAS_DTYPES:
         return None
     user, ndim = users[0], node.meta.ndim
-    if getattr(user.target, "name", None) != "transpose" or user.kwargs or user.args[0] is not node:
+    if (getattr(user.target, "name", None) != "transpose" or user.kwargs or user.args[0] is not node
+            or any(later.kind == "output" for later in user.users)):  # an output keeps eager's strides
         return None
     axes = permutation(user.args[1] if len(user.args) > 1 else None, ndim)
     return axes if axes[-1] == ndim - 1 and axes != tuple(range(ndim)) else None

@@ -250,6 +250,18 @@ def test_heads_merged_from_a_product_written_in_their_layout_cost_no_copy(rng): 
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_returned_transpose_of_a_product_has_eager_strides(rng):
+    def heads(a, b):
+        return ops.transpose(ops.matmul(ops.exp(a), b), (0, 2, 1, 3))
+
+    a, b = rng.standard_normal((2, 4, 8, 2)).astype(F32), rng.standard_normal((2, 4, 2, 8)).astype(F32)
+    compiled = inductor(module(heads, TensorMeta(a.shape, F32), TensorMeta(b.shape, F32)), a, b)
+    assert isinstance(compiled, _C.Launcher)
+    got, want = compiled(a, b), compiled.fallback(a, b)
+    assert got.strides == want.strides == np.matmul(a, b).transpose(0, 2, 1, 3).strides
+    np.testing.assert_array_equal(got, want)
+
+
 def test_an_index_by_a_size_symbol_keeps_the_glue(rng):
     env = ShapeEnv()
     rows = env.create_symbol(6)
