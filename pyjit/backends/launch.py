@@ -13,7 +13,7 @@ product's dtype, and a product that is not 0-d), or a reshape, transpose or basi
 by constants of a value the launcher holds, which no kernel reads, and which is not 0-d
 (NOTE(c-launcher-views)); buffers whose sizes are static or
 symbols; no max, min, argmax or argmin over a symbolic axis (the glue runs those eagerly
-when the axis is empty); and outputs that are arrays the kernels wrote (or inputs), one
+when the axis is empty); and outputs that are arrays the steps made (or inputs), one
 or a tuple of them, none a 0-d value that eager execution holds as a NumPy scalar. The
 glue stays the fallback, for every call the launcher does not take.
 
