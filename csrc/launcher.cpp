@@ -36,7 +36,18 @@ namespace {
 // resolution, its BLAS call and its release of the GIL), on operands and an output of
 // the layout its result would have (C-contiguous), so the bits are those of the eager
 // product. `rows` views the first operand and the output as 2-D matrices of their rows
-// first: one GEMM for a stack of matrices by one matrix (NOTE(flat-matmul)).
+// first: one GEMM for a stack of matrices by one matrix (NOTE(flat-matmul)), where the
+// first operand is C-contiguous (a view of it may not be), as the glue's matmul_rows.
+//
+// NOTE(c-launcher-views): a step may also take a view of a value the launcher holds:
+// reshape (to the view's shape, static or size symbols), transpose (a permutation) or
+// a basic index (a constant: ints, slices of ints, None, Ellipsis), made by the NumPy
+// C function the eager op reaches (PyArray_Newshape, PyArray_Transpose, the array's
+// subscript), so it is the eager view, or the eager copy where a reshape needs one. The
+// attention of a transformer block (a product split into heads, transposed, multiplied
+// per head, the heads merged back) so runs from here with no Python frame. Kernels never
+// read such a value (the scheduler folds the views kernels read into their indexing);
+// matrix products, outputs and later views do.
 
 // A size: >= 0 a static size, < 0 the size symbol number -(size + 1).
 using Size = npy_intp;
@@ -58,12 +69,16 @@ struct SizeGuard {  // lhs <relation> rhs, over bound symbols and constants
   Size rhs;
 };
 
+enum class View { None, Reshape, Transpose, Index };  // NOTE(c-launcher-views)
+
 struct Step {
   KernelFunction function;
   PyObject* call = nullptr;  // a call step's function (borrowed: the launcher's kernels list holds it)
   bool rows = false;         // a call step's NOTE(flat-matmul) form
-  std::vector<Py_ssize_t> slots;     // the kernel's buffers, in order
-  std::vector<Size> sizes;           // the kernel's size arguments
+  View view = View::None;
+  PyObject* index = nullptr;         // an Index view's index (borrowed, as `call`)
+  std::vector<Py_ssize_t> slots;     // the kernel's buffers, in order; a view's source and result
+  std::vector<Size> sizes;           // the kernel's size arguments; a Reshape's shape, a Transpose's axes
   std::vector<Py_ssize_t> allocate;  // buffer slots first written here
   std::vector<Py_ssize_t> release;   // slots last used here
 };
@@ -169,13 +184,29 @@ bool call_into(const Step& step, Slots& slots) {
   PyObject* args[kMaxCallArrays];
   for (size_t i = 0; i < count; ++i) args[i] = slots[step.slots[i]];
   Ref first, output;
-  if (step.rows) {
+  if (step.rows && PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(args[0]))) {
     if (!(first = Ref::steal(rows_view(args[0]))) || !(output = Ref::steal(rows_view(args[count - 1])))) return false;
     args[0] = first.get();
     args[count - 1] = output.get();
   }
   Ref result = Ref::steal(PyObject_Vectorcall(step.call, args, count - 1, g_out_keyword));
   return static_cast<bool>(result);
+}
+
+// The view a view step makes of `source` (a new reference; NOTE(c-launcher-views)).
+PyObject* view_of(const Step& step, PyObject* source, const Symbols& symbols) {
+  auto* array = reinterpret_cast<PyArrayObject*>(source);
+  npy_intp values[NPY_MAXDIMS];
+  for (size_t i = 0; i < step.sizes.size(); ++i) values[i] = symbols.value(step.sizes[i]);
+  PyArray_Dims dims = {values, static_cast<int>(step.sizes.size())};
+  switch (step.view) {
+    case View::Reshape: return PyArray_Newshape(array, &dims, NPY_CORDER);
+    case View::Transpose: return PyArray_Transpose(array, &dims);
+    case View::Index: return PyObject_GetItem(source, step.index);
+    case View::None: break;
+  }
+  PyErr_SetString(PyExc_SystemError, "a launcher step that is no view");
+  return nullptr;
 }
 
 PyObject* run(LauncherObject* launcher, PyObject* const* args, const Symbols& symbols) {
@@ -188,7 +219,9 @@ PyObject* run(LauncherObject* launcher, PyObject* const* args, const Symbols& sy
     for (Py_ssize_t slot : step.allocate) {
       if (!(slots[slot] = allocate((*launcher->buffers)[slot - num_inputs], symbols))) return nullptr;
     }
-    if (step.call) {
+    if (step.view != View::None) {
+      if (!(slots[step.slots[1]] = view_of(step, slots[step.slots[0]], symbols))) return nullptr;
+    } else if (step.call) {
       if (!call_into(step, slots)) return nullptr;
     } else {
       for (size_t i = 0; i < step.slots.size(); ++i) {
@@ -337,6 +370,34 @@ bool parse_call(PyObject* function, PyObject* slots, PyObject* rows, Py_ssize_t 
   return true;
 }
 
+// A view step: (name, (source, result), parameters): "reshape" and its shape, "transpose"
+// and its axes, or "getitem" and its index (NOTE(c-launcher-views)).
+bool parse_view(PyObject* name, PyObject* slots, PyObject* parameters, Py_ssize_t num_slots, Step* step) {
+  static const char* const names[] = {"reshape", "transpose", "getitem"};
+  const char* text = PyUnicode_AsUTF8(name);
+  if (!text || !parse_slots(slots, num_slots, &step->slots)) return false;
+  const auto* found = std::find_if(std::begin(names), std::end(names),
+                                   [text](const char* each) { return std::strcmp(each, text) == 0; });
+  if (found == std::end(names) || step->slots.size() != 2) {
+    PyErr_Format(PyExc_ValueError, "a view step is reshape, transpose or getitem of one slot into another, not %R",
+                 name);
+    return false;
+  }
+  step->view = static_cast<View>(found - std::begin(names) + 1);
+  if (step->view == View::Index) {
+    step->index = parameters;
+    return true;
+  }
+  if (!parse_sizes(parameters, &step->sizes)) return false;
+  const bool axes_ok = std::all_of(step->sizes.begin(), step->sizes.end(),
+                                   [step](Size size) { return step->view == View::Reshape || size >= 0; });
+  if (step->sizes.size() > NPY_MAXDIMS || !axes_ok) {
+    PyErr_SetString(PyExc_ValueError, "a view's shape has too many dimensions, or a transpose a symbolic axis");
+    return false;
+  }
+  return true;
+}
+
 bool parse_kernel(PyObject* kernel, PyObject* slots, PyObject* sizes, Py_ssize_t num_slots, Step* step) {
   Py_ssize_t num_buffers, num_sizes;
   if (!kernel_signature(kernel, &step->function, &num_buffers, &num_sizes) ||
@@ -363,13 +424,19 @@ bool parse_steps(PyObject* sequence, Py_ssize_t num_slots, PyObject* kernels, st
       return false;
     }
     Step step{};
-    const bool parsed = Py_TYPE(kernel) == kernel_type() ? parse_kernel(kernel, slots, sizes, num_slots, &step)
-                                                         : parse_call(kernel, slots, sizes, num_slots, &step);
+    bool parsed;
+    if (Py_TYPE(kernel) == kernel_type()) {
+      parsed = parse_kernel(kernel, slots, sizes, num_slots, &step);
+    } else if (PyUnicode_Check(kernel)) {
+      parsed = parse_view(kernel, slots, sizes, num_slots, &step);
+    } else {
+      parsed = parse_call(kernel, slots, sizes, num_slots, &step);
+    }
     if (!parsed || !parse_slots(allocate, num_slots, &step.allocate) ||
         !parse_slots(release, num_slots, &step.release)) {
       return false;
     }
-    if (PyList_Append(kernels, kernel) < 0) return false;
+    if (PyList_Append(kernels, kernel) < 0 || (step.index && PyList_Append(kernels, step.index) < 0)) return false;
     steps->push_back(std::move(step));
   }
   return true;

@@ -180,15 +180,20 @@ class Launcher:
     that dtype (or an equivalent one), C-contiguous, whose axis sizes equal the shape's:
     each item a size or a tuple of sizes the axis must all equal; a symbol is bound by
     the first axis it sizes. `guards` are (size, relation, size) that must hold, the
-    relation one of == != < <= > >=. `buffers` are the (dtype, shape) of the arrays it
-    allocates (numpy.empty). Slots number the inputs, then the buffers. `steps` are
+    relation one of == != < <= > >=. `buffers` are the (dtype, shape) of the values the
+    steps make: an array allocated (numpy.empty) before the step whose `allocate` lists
+    it, or a view step's result. Slots number the inputs, then the buffers. `steps` are
     (kernel, slots, sizes, allocate, release): a Kernel, the slots of its arrays and its
     size arguments in order, the buffer slots to allocate before it and the slots to
     drop after it; or (function, slots, rows, allocate, release): a callable other than
     a Kernel (numpy.matmul) called as `function(*operands, out=output)`, the slots its
     operands' then its output's, `rows` true to view the first operand and the output
-    as 2-D matrices of their rows (NOTE(c-launcher-matmul)); its error, if it raises,
-    comes out of the call. `outputs` is a slot (the result) or a sequence of slots (a tuple of
+    as 2-D matrices of their rows where the first operand is C-contiguous
+    (NOTE(c-launcher-matmul)); its error, if it raises,
+    comes out of the call; or (name, (source, result), parameters, allocate, release):
+    a view (NOTE(c-launcher-views)), "reshape" to the shape `parameters` (sizes),
+    "transpose" by the axes `parameters`, or "getitem" of the index `parameters`.
+    `outputs` is a slot (the result) or a sequence of slots (a tuple of
     them). A call with other arguments, or with keywords, returns
     `fallback(*args, **kwargs)`. ValueError for a malformed description (a symbol no
     input binds, an unknown relation, a step that does not fit its kernel). It has a
@@ -197,7 +202,7 @@ class Launcher:
     fallback: Callable[..., Any]
     def __init__(self, fallback: Callable[..., Any], inputs: Sequence[tuple[Any, Sequence[int | Sequence[int]]]],
                  buffers: Sequence[tuple[Any, Sequence[int]]],
-                 steps: Sequence[tuple[Kernel | Callable[..., Any], Sequence[int], Sequence[int] | bool,
+                 steps: Sequence[tuple[Kernel | Callable[..., Any] | str, Sequence[int], Any,
                                        Sequence[int], Sequence[int]]],
                  outputs: int | Sequence[int], guards: Sequence[tuple[int, str, int]] = ()) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -332,7 +332,7 @@ class _Glue:
 # promises a blocking independent of the row count: NumPy 2.4's OpenBLAS differs in
 # the last bit for a (16, 128, 512) stack by (512, 512), docs/benchmarks.md). A stack
 # that is not contiguous (a transposed view) goes to matmul as it is.
-_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def stacked_by_matrix(node: Node) -> bool:
@@ -341,7 +341,7 @@ def stacked_by_matrix(node: Node) -> bool:
         return False
     a, b = node.args
     return (all(isinstance(arg, Node) and isinstance(arg.meta, TensorMeta) for arg in (a, b))
-            and a.meta.ndim > 2 and b.meta.ndim == 2 and np.dtype(node.meta.dtype) in _BLAS_DTYPES
+            and a.meta.ndim > 2 and b.meta.ndim == 2 and np.dtype(node.meta.dtype) in BLAS_DTYPES
             and np.dtype(a.meta.dtype) == np.dtype(b.meta.dtype) == np.dtype(node.meta.dtype))
 
 

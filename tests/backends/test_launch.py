@@ -2,6 +2,7 @@
 with the glue's results, and which keep their glue."""
 
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -150,3 +151,129 @@ def test_mismatched_operands_raise_numpys_error_and_write_nothing(rng):
         np.matmul(x, bad)
     for array, copy in zip((x, bad, b), copies):
         np.testing.assert_array_equal(array, copy)
+
+
+# -- NOTE(c-launcher-views) --------------------------------------------------------------
+HEADS = 2
+
+
+def attention(x, w):
+    """Self-attention of a (batch, length, width) stack: projected, split into heads,
+    multiplied per head, the heads merged back (a copy: the transposed heads)."""
+    batch, length, width = x.meta.shape
+    qkv = ops.transpose(ops.reshape(ops.matmul(x, w), (batch, length, 3, HEADS, width // HEADS)), (2, 0, 3, 1, 4))
+    q, k, v = (ops.getitem(qkv, part) for part in range(3))
+    weights = ops.softmax(ops.multiply(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))), 0.25), axis=-1)
+    return ops.reshape(ops.transpose(ops.matmul(weights, v), (0, 2, 1, 3)), (batch, length, width))
+
+
+def test_attention_runs_from_c_with_the_glues_bits(rng):
+    x, w = rng.standard_normal((2, 5, 8)).astype(F32), rng.standard_normal((8, 24)).astype(F32)
+    graph_module = module(attention, TensorMeta(x.shape, F32), TensorMeta(w.shape, F32))
+    compiled = inductor(graph_module, x, w)
+    assert isinstance(compiled, _C.Launcher)
+    got, entered = python_calls(compiled, x, w)
+    assert entered == []  # the views too: no glue, no op's Python implementation
+    np.testing.assert_array_equal(got, compiled.fallback(x, w))
+    np.testing.assert_allclose(got, graph_module(x, w), rtol=1e-5, atol=1e-6)
+    assert got.flags.c_contiguous and got.shape == x.shape
+
+
+def test_a_view_output_is_the_view_eager_numpy_returns(rng):
+    def build(a, w):
+        product = ops.matmul(ops.exp(a), w)
+        return ops.transpose(product, (1, 0)), ops.getitem(product, (slice(1, None, 2), None, Ellipsis))
+
+    a, w = rng.standard_normal((6, 4)).astype(F32), rng.standard_normal((4, 3)).astype(F32)
+    compiled = inductor(module(build, TensorMeta(a.shape, F32), TensorMeta(w.shape, F32)), a, w)
+    assert isinstance(compiled, _C.Launcher)
+    (transposed, rows), entered = python_calls(compiled, a, w)
+    product = np.exp(a) @ w
+    assert entered == [] and transposed.base is not None and np.shares_memory(transposed, rows)
+    for got, want in ((transposed, product.T), (rows, product[1::2, None, ...])):
+        assert got.shape == want.shape and got.strides == want.strides
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_views_of_symbolic_sizes_and_a_transposed_stack_by_a_matrix(rng):
+    env = ShapeEnv()
+    batch, length = env.create_symbol(2), env.create_symbol(6)
+
+    def build(a, w):  # a (batch, length, 8): its rows by w as a transposed stack (no NOTE(flat-matmul))
+        flipped = ops.transpose(a, (1, 0, 2))
+        return ops.reshape(ops.tanh(ops.matmul(flipped, w)), (length, batch, 2, 2))
+
+    graph_module = module(build, TensorMeta((batch, length, 8), F32), TensorMeta((8, 4), F32), shape_env=env)
+    compiled = inductor(graph_module, np.ones((2, 6, 8), F32), np.ones((8, 4), F32))
+    assert isinstance(compiled, _C.Launcher)
+    w = rng.standard_normal((8, 4)).astype(F32)
+    for shape in ((2, 6, 8), (3, 1, 8), (5, 7, 8)):
+        a = rng.standard_normal(shape).astype(F32)
+        got, entered = python_calls(compiled, a, w)
+        assert entered == [] and got.shape == (shape[1], shape[0], 2, 2)
+        product = np.matmul(a.transpose(1, 0, 2), w)  # NumPy's batched product, as eager
+        np.testing.assert_allclose(got, np.tanh(product).reshape(got.shape), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(got, compiled.fallback(a, w))
+
+
+def test_a_malformed_view_step_is_refused():
+    inputs, buffers = [(F32, (4,))], [(F32, (2, 2))]
+    for step in (("flip", [0, 1], [2, 2], [], []), ("reshape", [0], [2, 2], [], []),
+                 ("transpose", [0, 1], [-1], [], [])):
+        with pytest.raises(ValueError):
+            _C.Launcher(lambda x: x, inputs, buffers, [step], 1)
+    launcher = _C.Launcher(lambda x: x, inputs, buffers, [("reshape", [0, 1], [2, 2], [], [])], 1)
+    x = np.arange(4, dtype=F32)
+    np.testing.assert_array_equal(launcher(x), x.reshape(2, 2))
+    with pytest.raises(ValueError):  # NumPy's own error for a shape that does not fit
+        _C.Launcher(lambda x: x, inputs, [(F32, (3,))], [("reshape", [0, 1], [3], [], [])], 1)(x)
+
+
+def test_heads_merged_from_a_product_written_in_their_layout_cost_no_copy(rng):  # NOTE(product-layout)
+    def merge(a, b):
+        heads = ops.matmul(ops.exp(a), b)  # (batch, heads, length, width)
+        return ops.reshape(ops.transpose(heads, (0, 2, 1, 3)), (2, 64, 4 * 64))
+
+    a, b = rng.standard_normal((2, 4, 64, 2)).astype(F32), rng.standard_normal((2, 4, 2, 64)).astype(F32)
+    compiled = inductor(module(merge, TensorMeta(a.shape, F32), TensorMeta(b.shape, F32)), a, b)
+    assert isinstance(compiled, _C.Launcher)
+    product_bytes = 2 * 4 * 64 * 64 * 4
+    tracemalloc.start()
+    try:
+        got = compiled(a, b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * product_bytes  # the product alone, not it and its merged copy
+    np.testing.assert_array_equal(got, compiled.fallback(a, b))
+    want = np.matmul(np.exp(a), b).transpose(0, 2, 1, 3).reshape(got.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_returned_transpose_of_a_product_has_eager_strides(rng):
+    def heads(a, b):
+        return ops.transpose(ops.matmul(ops.exp(a), b), (0, 2, 1, 3))
+
+    a, b = rng.standard_normal((2, 4, 8, 2)).astype(F32), rng.standard_normal((2, 4, 2, 8)).astype(F32)
+    compiled = inductor(module(heads, TensorMeta(a.shape, F32), TensorMeta(b.shape, F32)), a, b)
+    assert isinstance(compiled, _C.Launcher)
+    got, want = compiled(a, b), compiled.fallback(a, b)
+    assert got.strides == want.strides == np.matmul(a, b).transpose(0, 2, 1, 3).strides
+    np.testing.assert_array_equal(got, want)
+
+
+def test_an_index_by_a_size_symbol_keeps_the_glue(rng):
+    env = ShapeEnv()
+    rows = env.create_symbol(6)
+
+    def build(a, w, stop):
+        columns = ops.getitem(ops.matmul(ops.exp(a), w), (slice(0, stop), slice(1, 3)))
+        return ops.matmul(columns, ops.getitem(w, (slice(1, 3), Ellipsis)))
+
+    a, w = rng.standard_normal((6, 4)).astype(F32), rng.standard_normal((4, 4)).astype(F32)
+    for stop, launched in ((rows, False), (None, True)):
+        graph_module = module(lambda a, w: build(a, w, stop), TensorMeta((rows, 4), F32), TensorMeta((4, 4), F32),
+                              shape_env=env)
+        compiled = inductor(graph_module, a, w)
+        assert isinstance(compiled, _C.Launcher) is launched
+        np.testing.assert_allclose(compiled(a, w), graph_module(a, w), rtol=1e-5, atol=1e-6)
