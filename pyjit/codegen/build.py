@@ -327,9 +327,9 @@ def bounded_openmp_spin() -> None:
 # team, moves every NumPy product of the process onto libgomp. A prototype of it needed a
 # pthread_atfork guard (libgomp is not fork-safe: NumPy's matmul hung in a forked child
 # without it), ran the transformer block 5-10% and k-means 20-40% faster, and ran the MLP
-# 2x slower in 4 of 5 processes, a third thread spinning throughout, for a reason not yet
-# found. Where OpenBLAS's spin costs (k-means: 16-26%, its small products among parallel
-# kernels), OPENBLAS_THREAD_TIMEOUT set before NumPy is imported shortens it.
+# 2x slower in 4 of 5 processes, for a reason not yet found. Where OpenBLAS's spin costs
+# (k-means: 16-26%, its small products among parallel kernels), OPENBLAS_THREAD_TIMEOUT
+# set before NumPy is imported shortens it.
 
 
 def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
