@@ -316,20 +316,13 @@ def bounded_openmp_spin() -> None:
 
 
 # NOTE(blas-threads): NumPy's OpenBLAS keeps a thread pool of its own beside libgomp's
-# team, and its idle workers yield-spin about 0.1 s after each product
-# (OPENBLAS_THREAD_TIMEOUT, read once, when NumPy loads OpenBLAS), so a kernel right
-# after a matmul shares the cores with them. pyjit leaves that pool alone, for measured
-# reasons (benchmarks/blas_threads.py, docs/benchmarks.md): graphs that alternate
-# products and fused epilogues ran as fast as their parts timed alone, with both pools at
-# full size as with one thread each; capping the two pools to the core count together
-# (one of them serial) lost 4-31% (serial kernels) or up to 2x (serial products); and the
-# one way to a single pool, OpenBLAS's threads callback running its jobs on libgomp's
-# team, moves every NumPy product of the process onto libgomp. A prototype of it needed a
-# pthread_atfork guard (libgomp is not fork-safe: NumPy's matmul hung in a forked child
-# without it), ran the transformer block 5-10% and k-means 20-40% faster, and ran the MLP
-# 2x slower in 4 of 5 processes, for a reason not yet found. Where OpenBLAS's spin costs
-# (k-means: 16-26%, its small products among parallel kernels), OPENBLAS_THREAD_TIMEOUT
-# set before NumPy is imported shortens it.
+# team; its idle workers yield-spin about 0.1 s after each product, so a kernel right
+# after a matmul shares the cores with them. pyjit leaves that pool alone: graphs that
+# alternate products and epilogues ran as fast as their parts alone, capping both pools
+# to the core count lost up to 2x, and the one single-pool route (OpenBLAS's threads
+# callback) moves every NumPy product of the process onto libgomp and was not yet stable.
+# The figures, and what it costs k-means: docs/codegen.md, "BLAS threads beside the
+# kernels", and benchmarks/blas_threads.py.
 
 
 def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
