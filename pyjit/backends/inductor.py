@@ -265,7 +265,8 @@ class _Plan:
         variants = variants if variants is not None else _Variants(self.graph_module, self.target, self.options)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
-        # The launcher allocates every buffer afresh; reuse lives in the glue (NOTE(buffer-reuse)).
+        # The launcher allocates every buffer (its large ones through NOTE(block-cache)); a graph's
+        # reuse of its own buffers lives in the glue (NOTE(buffer-reuse)).
         launcher = None if self.options.reuse_buffers else c_launcher(self.schedule, self.layouts, namespace["run"],
                                                                         namespace)
         run = launcher or namespace["run"]
