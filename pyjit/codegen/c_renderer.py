@@ -129,13 +129,13 @@ def temporary_type(dtype: np.dtype) -> str:
     pick a vector length of 64 lanes, and a short row (the k-means one-hot `labels ==
     arange(32)` cast to float) then stays scalar: 4.3 ms for the kernel against 1.5.
     The NaN flag a float max/min/argmax/argmin reduction keeps beside its extreme is
-    one too (FLAG): a one-byte flag made GCC run a softmax row's max pass 64 lanes at a
-    time, packing four float comparisons into bytes per step, and that kernel took
-    1.64 ms against 1.34 ms with the int32_t flag ((4096, 1024) float32, one thread)."""
+    one too (FLAG_TYPE): a one-byte flag made GCC run a softmax row's max pass 64 lanes
+    at a time, packing four float comparisons into bytes per step, and that kernel took
+    1.62 ms against 1.28 ms with the int32_t flag ((4096, 1024) float32, one thread)."""
     return "int32_t" if dtype.kind == "b" else ctype(dtype)
 
 
-FLAG = temporary_type(np.dtype(bool))
+FLAG_TYPE = temporary_type(np.dtype(bool))
 
 
 def spell(op: str, args: list[str], dtypes: list[np.dtype], out: np.dtype) -> str:
@@ -489,7 +489,7 @@ def _reduction_plan(reduce: Reduce) -> dict:
         if dtype.kind == "f":
             start = float("-inf") if kind == "max" else float("inf")
             nan = f"{name}_nan"  # a bool temporary: NOTE(bool-temporaries)
-            return {"declare": [f"{result_type} {acc} = {float_literal(start, dtype)};", f"{FLAG} {nan} = 0;"],
+            return {"declare": [f"{result_type} {acc} = {float_literal(start, dtype)};", f"{FLAG_TYPE} {nan} = 0;"],
                     "clauses": [(kind, acc), ("|", nan)],
                     "combine": [f"{acc} = {{v}} {relation} {acc} ? {{v}} : {acc};", f"{nan} |= {{v}} != {{v}};"],
                     "result": f"const {result_type} {name} = {nan} ? {float_literal(float('nan'), dtype)} : {acc};"}
@@ -515,7 +515,7 @@ def _position_plans(reduce: Reduce) -> tuple[dict, dict]:
     relation, combiner = (">", "max") if kind == "argmax" else ("<", "min")
     if value_dtype.kind == "f":
         start = float_literal(float("-inf") if kind == "argmax" else float("inf"), value_dtype)
-        extreme = {"declare": [f"{value_type} {best} = {start};", f"{FLAG} {any_nan} = 0;"],
+        extreme = {"declare": [f"{value_type} {best} = {start};", f"{FLAG_TYPE} {any_nan} = 0;"],
                    "clauses": [(combiner, best), ("|", any_nan)],
                    "combine": [f"{best} = {{v}} {relation} {best} ? {{v}} : {best};", f"{any_nan} |= {{v}} != {{v}};"],
                    "result": ""}
