@@ -221,6 +221,32 @@ def test_bool_temporaries_are_int32_so_short_mixed_rows_vectorize():
     assert "const uint8_t *restrict" in masked and "const int32_t t" in masked
 
 
+@pytest.mark.parametrize("build", [lambda x: ops.softmax(x), lambda x: ops.min(x, axis=1),
+                                   lambda x: ops.argmax(x, axis=1)])
+def test_the_nan_flag_of_a_float_extreme_is_an_int32(build):
+    """NOTE(bool-temporaries): the flag beside a float max/min (softmax's row max) or
+    argmax/argmin is an int32_t, so its pass runs at the floats' vector length."""
+    text = render_kernel(kernel_of(build, TensorMeta((4096, 1024), F32)))
+    assert "int32_t acc_" in text and "_nan = 0;" in text and "uint8_t" not in text
+
+
+def test_softmax_rows_with_nan_and_infinities_match_numpy():
+    """The row max's NaN flag: a NaN anywhere in a row makes the row NaN, an infinity
+    gives NumPy's NaN or one-hot row; the other rows are unaffected."""
+    values = np.random.default_rng(3).standard_normal((9, 1000)).astype(F32)
+    values[0, 0] = values[1, 517] = values[2, 999] = np.nan
+    values[3, 40], values[4, 41] = np.inf, -np.inf
+    values[5] = -np.inf
+    values[6, [3, 900]] = np.inf
+    graph = Graph()
+    graph.output(ops.softmax(graph.placeholder("x", TensorMeta(values.shape, F32))))
+    (compiled,) = compile_graphs([(GraphModule(graph), [values])])
+    with np.errstate(invalid="ignore"):
+        shifted = np.exp(values - values.max(axis=-1, keepdims=True))
+        expected = shifted / shifted.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(compiled(values), expected, rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize(("value", "dtype", "text"), [
     (0.1, np.float64, "0x1.999999999999ap-4"), (float(np.float32(0.1)), F32, "0x1.99999a0000000p-4f"),
     (-0.0, np.float64, "-0x0.0p+0"), (float("inf"), F32, "__builtin_inff()"),
