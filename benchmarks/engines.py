@@ -120,13 +120,18 @@ def _numba_compile(fn: Callable) -> Callable:
 
 def _jax_compile(fn: Callable) -> Callable:
     """jax.jit cannot trace calls to NumPy itself, so the same code runs with its global
-    `np` bound to `jax.numpy` (helpers it calls keep NumPy's and fail to trace)."""
+    `np` bound to `jax.numpy` (helpers it calls keep NumPy's and fail to trace); each call
+    waits for its result."""
     import jax
     import jax.numpy as jnp
 
     rebound = types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__, fn.__defaults__,
                                  fn.__closure__)
-    return jax.jit(rebound)
+    jitted = jax.jit(rebound)
+
+    def call(*args):  # jax dispatches asynchronously, on the CPU too: a call returns before its work is done
+        return jax.block_until_ready(jitted(*args))
+    return call
 
 
 def _cupy_eager(fn: Callable) -> Callable:

@@ -282,8 +282,11 @@ def train_step(model, optimizer, x, y):
 
 def _train_numpy_case(quick):
     x, y, weights = _training_data(quick)
-    # The weights after the step are compared too: they hold the backward's result.
-    return Case(train_step_numpy, (x, y, *weights), lambda loss: [np.array(loss), *(w.copy() for w in weights)])
+    before = [w.copy() for w in weights]
+    # Each weight's step is compared too (the backward's result, scaled back to the
+    # gradient): a step left undone, or not written into the weights, is then wrong.
+    return Case(train_step_numpy, (x, y, *weights),
+                lambda loss: [np.array(loss), *((w0 - w) / LEARNING_RATE for w, w0 in zip(weights, before))])
 
 
 def _train_tensor_case(quick):
@@ -296,8 +299,11 @@ def _train_tensor_case(quick):
                                    (pyjit.tensor(w) for w in weights))))
     optimizer = pyjit.optim.SGD(model.parameters(), lr=LEARNING_RATE)
 
+    before = [w.copy() for w in weights]
+
     def observe(loss):
-        return [np.array(loss.item(), F32), *(np.array(p.numpy()) for p in model.parameters())]
+        return [np.array(loss.item(), F32),
+                *((w0 - p.numpy()) / LEARNING_RATE for p, w0 in zip(model.parameters(), before))]
 
     return Case(train_step, (model, optimizer, pyjit.tensor(x), pyjit.tensor(y)), observe)
 
