@@ -82,8 +82,8 @@ LIBRARIES = ("-lm",)
 # for a 2000-op chain, and for 24 of the 26 kernel libraries of benchmarks/workloads.py
 # (the other two: register choices and instruction order only). So a source with a
 # function of LONG_BODY_STATEMENTS statements or more is compiled with LONG_BODY_FLAGS
-# too, when the compiler takes them without a word (the toolchain probe checks: a flag
-# Clang rejects or ignores is never passed). The flags are part of the kernel's key.
+# too, when the compiler takes them without a word (the toolchain probe checks: Clang 14
+# rejects -fno-tree-pta, and is never given it). The flags are part of the kernel's key.
 LONG_BODY_STATEMENTS = 1000
 LONG_BODY_FLAGS = ("-fno-tree-pta",)
 _LAYOUT_VERSION = "pyjit-kernels-1"
@@ -513,9 +513,9 @@ def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str
 
 
 def _quietly_taken(command: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
-    """Those of `wanted` that the compiler takes with no message (Clang warns about GCC
-    flags it ignores, and rejects those it does not know): each costs a syntax-only run
-    on an empty file, about 10 ms."""
+    """Those of `wanted` that the compiler takes with no message (a compiler may reject a
+    flag it does not know, or warn that it ignores it): each costs a syntax-only run on
+    an empty file, about 10 ms."""
     taken = []
     for flag in wanted:
         try:
