@@ -81,8 +81,9 @@ LIBRARIES = ("-lm",)
 # vectorizes without alias analysis. With -fno-tree-pta GCC 12 built the same machine code
 # for a 2000-op chain, and for 24 of the 26 kernel libraries of benchmarks/workloads.py
 # (the other two: register choices and instruction order only). So a source with a
-# function of LONG_BODY_STATEMENTS statements or more is compiled with LONG_BODY_FLAGS
-# too, when the compiler takes them without a word (the toolchain probe checks: Clang 14
+# function of LONG_BODY_STATEMENTS statements or more (1000: where PTA starts to count,
+# far above the workloads' longest function, 80) is compiled with LONG_BODY_FLAGS too,
+# when the compiler takes them without a word (the toolchain probe checks: Clang 14
 # rejects -fno-tree-pta, and is never given it). The flags are part of the kernel's key.
 LONG_BODY_STATEMENTS = 1000
 LONG_BODY_FLAGS = ("-fno-tree-pta",)
