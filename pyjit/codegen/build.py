@@ -5,9 +5,10 @@ A library is looked up, in order, in
 
 1. this process's table of loaded libraries (a dict: no file is touched);
 2. the disk cache, `<config.cache_dir>/kernels/<key>.so`, where
-   key = sha256 of (layout version, source, flags, compiler path, compiler --version
-   text, CPU identity). The CPU is part of it because -march=native code (the default
-   of config.kernel_march) may not run on another CPU sharing the same home directory.
+   key = sha256 of (layout version, source, its flags (NOTE(long-kernels)), compiler
+   path, compiler --version text, CPU identity). The CPU is part of it because
+   -march=native code (the default of config.kernel_march) may not run on another CPU
+   sharing the same home directory.
    A file is loaded only if it is a regular file (not a symlink) owned by the user and
    writable by no one else, its sha256 matches the sidecar `<key>.so.sha256` (same
    checks; `sha256sum -c` reads it), and dlopen accepts it. Anything else is rebuilt,
@@ -71,6 +72,21 @@ __all__ = ["BuildError", "CompilerUnavailable", "flags", "load", "reset"]
 PREFERRED_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-fno-builtin",
                    "-ffp-contract=off", "-fPIC", "-shared", "-std=gnu11")
 LIBRARIES = ("-lm",)
+# NOTE(long-kernels): GCC's points-to analysis ("tree PTA") tracks every SSA value, floats
+# included, and its time grows with the square of a function's length: on a straight-line
+# loop body of N temporaries (a fused chain of N ops) it was 9% of GCC's run at 1000
+# statements, 30% at 2000 and 57-61% at 10000 (-ftime-report, GCC 12), where the 10000-op
+# kernel took 3.9 s, 1.0 s without it. PTA is how GCC uses `restrict`; the kernels need it
+# little, since the renderer marks the innermost loop of every nest `omp simd`, which
+# vectorizes without alias analysis. With -fno-tree-pta GCC 12 built the same machine code
+# for a 2000-op chain, and for 24 of the 26 kernel libraries of benchmarks/workloads.py
+# (the other two: register choices and instruction order only). So a source with a
+# function of LONG_BODY_STATEMENTS statements or more (1000: where PTA starts to count,
+# far above the workloads' longest function, 80) is compiled with LONG_BODY_FLAGS too,
+# when the compiler takes them without a word (the toolchain probe checks: Clang 14
+# rejects -fno-tree-pta, and is never given it). The flags are part of the kernel's key.
+LONG_BODY_STATEMENTS = 1000
+LONG_BODY_FLAGS = ("-fno-tree-pta",)
 _LAYOUT_VERSION = "pyjit-kernels-1"
 _COMPILER_NAMES = ("cc", "gcc")  # tried after $CC
 _PROBE_SOURCE = """\
@@ -97,11 +113,24 @@ class _Toolchain(NamedTuple):
     command: tuple[str, ...]  # the resolved compiler, then any arguments $CC carries
     version: str
     flags: tuple[str, ...]
+    long_body_flags: tuple[str, ...]  # those of LONG_BODY_FLAGS the compiler takes
     cpu: str
     record_name: str  # its toolchain-<id>.json in a kernel directory
 
     def record(self) -> dict:
-        return {"command": list(self.command), "version": self.version, "flags": list(self.flags)}
+        return {"command": list(self.command), "version": self.version, "flags": list(self.flags),
+                "long_body_flags": list(self.long_body_flags)}
+
+    def flags_for(self, source: str) -> tuple[str, ...]:
+        """The flags `source` compiles with (NOTE(long-kernels))."""
+        return (*self.flags, *self.long_body_flags) if _longest_body(source) >= LONG_BODY_STATEMENTS else self.flags
+
+
+def _longest_body(source: str) -> int:
+    """The most statements in one function of generated C: the renderers close each
+    function with a `}` at the start of a line and end each statement with `;` and a
+    newline (top-level declarations count towards the first function: a few dozen)."""
+    return max(body.count(";\n") for body in source.split("\n}"))
 
 
 _lock = threading.Lock()
@@ -160,11 +189,12 @@ def _adopt(directory: str, key: str, source: str, binary: bytes) -> _C.KernelLib
         return None
 
 
-def flags() -> tuple[str, ...]:
-    """The compiler command and flags this process compiles with (for logs and docs)."""
+def flags(source: str = "") -> tuple[str, ...]:
+    """The compiler command and flags this process compiles `source` with (for logs and
+    docs); those of short sources when it is left out."""
     with _lock:
         toolchain = _toolchain(_kernel_directory())
-    return (*toolchain.command, *toolchain.flags, *LIBRARIES)
+    return (*toolchain.command, *toolchain.flags_for(source), *LIBRARIES)
 
 
 def reset() -> None:
@@ -268,7 +298,7 @@ def _remove(path: str) -> None:
 # ---- kernels ----------------------------------------------------------------------
 
 def _key(source: str, toolchain: _Toolchain) -> str:
-    identity = [_LAYOUT_VERSION, source, toolchain.flags, LIBRARIES, toolchain.command,
+    identity = [_LAYOUT_VERSION, source, toolchain.flags_for(source), LIBRARIES, toolchain.command,
                 toolchain.version, toolchain.cpu]
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
@@ -333,9 +363,10 @@ def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.K
     os.close(fd)
     try:
         counters["inductor"]["compiles"] += 1
-        result = _run_compiler(toolchain.command, toolchain.flags, source_path, temporary)
+        flags = toolchain.flags_for(source)
+        result = _run_compiler(toolchain.command, flags, source_path, temporary)
         if result.returncode != 0:
-            command = shlex.join([*toolchain.command, *toolchain.flags, "-o", library_path,
+            command = shlex.join([*toolchain.command, *flags, "-o", library_path,
                                   source_path, *LIBRARIES])
             raise BuildError(f"the C compiler failed on generated source {source_path}\n"
                              f"$ {command}\n{result.stderr.strip()}")
@@ -403,13 +434,15 @@ def _find_toolchain(directory: str) -> _Toolchain:
     cpu = _cpu_identity()
     # The flags we ask for are part of it: a record probed for other flags is stale.
     identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
-                           info.st_mtime_ns, cpu, _preferred_flags()])
+                           info.st_mtime_ns, cpu, _preferred_flags(), LONG_BODY_FLAGS])
     record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
     record = _read_record(os.path.join(directory, record_name), command)
     if record is None:
         counters["inductor"]["compiler_probes"] += 1
-        record = {"version": _compiler_version(command), "flags": _working_flags(command, directory)}
-    return _Toolchain(command, record["version"], tuple(record["flags"]), cpu, record_name)
+        record = {"version": _compiler_version(command), "flags": _working_flags(command, directory),
+                  "long_body_flags": _quietly_taken(command, LONG_BODY_FLAGS)}
+    return _Toolchain(command, record["version"], tuple(record["flags"]), tuple(record["long_body_flags"]), cpu,
+                      record_name)
 
 
 def _read_record(path: str, command: tuple[str, ...]) -> dict | None:
@@ -419,8 +452,9 @@ def _read_record(path: str, command: tuple[str, ...]) -> dict | None:
     except ValueError:
         return None
     valid = (isinstance(record, dict) and record.get("command") == list(command)
-             and isinstance(record.get("version"), str) and isinstance(record.get("flags"), list)
-             and all(isinstance(flag, str) for flag in record["flags"]))
+             and isinstance(record.get("version"), str)
+             and all(isinstance(record.get(field), list) and all(isinstance(flag, str) for flag in record[field])
+                     for field in ("flags", "long_body_flags")))
     return record if valid else None
 
 
@@ -477,6 +511,22 @@ def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str
                 return candidate
     raise CompilerUnavailable(f"the C compiler {command[0]} builds no loadable shared library "
                               f"with any flag set tried; its last message:\n{message}")
+
+
+def _quietly_taken(command: tuple[str, ...], wanted: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of `wanted` that the compiler takes with no message (a compiler may reject a
+    flag it does not know, or warn that it ignores it): each costs a syntax-only run on
+    an empty file, about 10 ms."""
+    taken = []
+    for flag in wanted:
+        try:
+            result = subprocess.run([*command, flag, "-fsyntax-only", "-x", "c", os.devnull], capture_output=True,
+                                    text=True, errors="replace", check=False)
+        except OSError as error:
+            raise CompilerUnavailable(f"cannot run the C compiler {command[0]}: {error}") from None
+        if result.returncode == 0 and not result.stderr.strip():
+            taken.append(flag)
+    return tuple(taken)
 
 
 def _probe_runs(path: str) -> bool:

@@ -335,3 +335,94 @@ def test_a_toolchain_record_probed_for_other_flags_is_probed_again(use_cache, mo
     monkeypatch.setenv("PATH", f"{tmp_path / 'empty'}{os.pathsep}{os.environ['PATH']}")  # look again
     assert "-fno-common" in build.flags()  # not the record of the flags asked for before
     assert inductor_counts()["compiler_probes"] == 1
+
+
+def long_source(statements):
+    """A kernel adding 1 `statements` times in one straight-line loop body (NOTE(long-kernels))."""
+    body = "".join(f"    v = v + 1.0;\n" for _ in range(statements))
+    return KERNEL.replace("out[i] = x[i] + OFFSET;", f"{{\n    double v = x[i];\n{body}    out[i] = v;\n  }}")
+
+
+def logging_compiler(tmp_path, refused=None, warned=None):
+    """$CC for a wrapper of the real compiler that logs each command line it gets, fails
+    on `refused` and warns about (then drops) `warned`, as Clang does with GCC flags."""
+    real = shutil.which("cc") or shutil.which("gcc")
+    wrapper, log = tmp_path / "logging-cc", tmp_path / "cc.log"
+    wrapper.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        echo "$*" >> {log}
+        for flag in "$@"; do shift; case "$flag" in
+          {refused or "-refused-"}) echo "logging-cc: unknown argument $flag" >&2; exit 1;;
+          {warned or "-warned-"}) echo "logging-cc: warning: $flag is ignored" >&2;;
+          *) set -- "$@" "$flag";;
+        esac; done
+        exec {real} "$@"
+    """))
+    wrapper.chmod(0o700)
+    return str(wrapper), log
+
+
+def compiled_with(log, source_path):
+    """The flags of the compile of `source_path` in the log."""
+    (line,) = [line for line in log.read_text().splitlines() if line.endswith(f"{source_path} -lm")]
+    return line.split()
+
+
+def test_only_a_long_kernel_skips_points_to_analysis(use_cache, monkeypatch, tmp_path):
+    kernels = use_cache()
+    compiler, log = logging_compiler(tmp_path)
+    monkeypatch.setenv("CC", compiler)
+    long, short = build.load(long_source(build.LONG_BODY_STATEMENTS)), build.load(long_source(10))
+    x, out = np.arange(4.0), np.empty(4)
+    long.kernel("shift", 2, 1)(x, out, 4)
+    np.testing.assert_array_equal(out, x + build.LONG_BODY_STATEMENTS)
+    assert "-fno-tree-pta" in compiled_with(log, Path(long.path).with_suffix(".c"))
+    assert "-fno-tree-pta" not in compiled_with(log, Path(short.path).with_suffix(".c"))
+    assert "-fno-tree-pta" in build.flags(long_source(build.LONG_BODY_STATEMENTS))
+    assert "-fno-tree-pta" not in build.flags()
+    assert sorted(kernels.glob("*.so")) == sorted({Path(long.path), Path(short.path)})
+
+
+def test_the_same_source_with_other_flags_is_another_kernel(use_cache, monkeypatch):
+    """The long-kernel flags are part of the key: a cache filled under one threshold
+    never hands its library to a process that compiles the source without them."""
+    use_cache()
+    text = long_source(30)
+    monkeypatch.setattr(build, "LONG_BODY_STATEMENTS", 20)
+    with_flags = build.load(text).path
+    build.reset()
+    monkeypatch.setattr(build, "LONG_BODY_STATEMENTS", 1000)
+    without = build.load(text).path
+    assert with_flags != without
+    assert inductor_counts()["compiles"] == 2
+    build.reset()
+    assert build.load(text).path == without
+    assert (inductor_counts()["compiles"], inductor_counts()["disk_hits"]) == (2, 1)
+
+
+@pytest.mark.parametrize("answer", ["refused", "warned"])
+def test_a_compiler_that_does_not_take_the_long_kernel_flags_is_not_given_them(use_cache, monkeypatch, tmp_path,
+                                                                               answer):
+    use_cache()
+    compiler, log = logging_compiler(tmp_path, **{answer: "-fno-tree-pta"})
+    monkeypatch.setenv("CC", compiler)
+    library = build.load(long_source(build.LONG_BODY_STATEMENTS))
+    x, out = np.arange(4.0), np.empty(4)
+    library.kernel("shift", 2, 1)(x, out, 4)
+    np.testing.assert_array_equal(out, x + build.LONG_BODY_STATEMENTS)
+    assert "-fno-tree-pta" not in compiled_with(log, Path(library.path).with_suffix(".c"))
+    assert "-fno-tree-pta" not in build.flags(long_source(build.LONG_BODY_STATEMENTS))
+
+
+def test_a_long_chain_compiles_into_one_kernel_that_matches_numpy(use_cache):
+    use_cache()
+    ops = build.LONG_BODY_STATEMENTS + 100
+    lines = ["def chain(x):"] + ["    x = x * 0.5" if step % 2 == 0 else "    x = x + 1.0" for step in range(ops)]
+    namespace = {}
+    exec(compile("\n".join([*lines, "    return x", ""]), "<chain>", "exec"), namespace)
+    x = np.linspace(-1, 1, 4096, dtype=np.float32)
+    result = pyjit.compile(namespace["chain"])(x)
+    np.testing.assert_allclose(result, namespace["chain"](x), rtol=1e-6, atol=1e-6)
+    assert counters["inductor"]["kernels"] == 1
+    (source_path,) = Path(config.cache_dir, "kernels").glob("*.c")
+    assert "-fno-tree-pta" in build.flags(source_path.read_text())
