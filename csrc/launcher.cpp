@@ -48,6 +48,14 @@ namespace {
 // per head, the heads merged back) so runs from here with no Python frame. Kernels never
 // read such a value (the scheduler folds the views kernels read into their indexing);
 // matrix products, outputs and later views do.
+//
+// NOTE(launcher-buffer-reuse): built with `reuse_buffers` (the modes that reuse buffers:
+// NOTE(buffer-reuse) in pyjit/codegen/wrapper.py), the launcher keeps the array it made
+// for each buffer and takes it again at the next call when its reference count says
+// nobody else holds it (not the caller, not a view of it, not a concurrent call still
+// running) and its shape is this call's; otherwise it allocates, as the glue's pools do.
+// So `reduce-overhead` saves the allocation on the C path too, where leaving it to the
+// glue cost a Python frame per call.
 
 // A size: >= 0 a static size, < 0 the size symbol number -(size + 1).
 using Size = npy_intp;
@@ -94,6 +102,7 @@ struct LauncherObject {
   std::vector<SizeGuard>* guards;
   std::vector<Step>* steps;
   std::vector<Py_ssize_t>* outputs;
+  std::vector<PyObject*>* kept;  // per buffer, the array last made for it (NOTE(launcher-buffer-reuse)); or null
   bool single;  // one output, returned as is (else a tuple)
 };
 
@@ -161,11 +170,18 @@ class Slots {
   std::vector<PyObject*> values_;
 };
 
-PyObject* allocate(const ArrayShape& spec, const Symbols& symbols) {
+PyObject* allocate(const ArrayShape& spec, const Symbols& symbols, PyObject** kept) {
+  const int ndim = static_cast<int>(spec.axes.size());
   npy_intp dims[NPY_MAXDIMS];
-  for (size_t axis = 0; axis < spec.axes.size(); ++axis) dims[axis] = symbols.value(spec.axes[axis][0]);
+  for (int axis = 0; axis < ndim; ++axis) dims[axis] = symbols.value(spec.axes[axis][0]);
+  if (kept && *kept && Py_REFCNT(*kept) == 1 &&
+      std::equal(dims, dims + ndim, PyArray_DIMS(reinterpret_cast<PyArrayObject*>(*kept)))) {
+    return Py_NewRef(*kept);
+  }
   Py_INCREF(spec.dtype);  // empty_array steals it
-  return empty_array(static_cast<int>(spec.axes.size()), dims, reinterpret_cast<PyObject*>(spec.dtype));
+  PyObject* array = empty_array(ndim, dims, reinterpret_cast<PyObject*>(spec.dtype));
+  if (array && kept) Py_XSETREF(*kept, Py_NewRef(array));
+  return array;
 }
 
 // A C-contiguous array viewed as the 2-D matrix of its rows (a new reference).
@@ -217,7 +233,9 @@ PyObject* run(LauncherObject* launcher, PyObject* const* args, const Symbols& sy
   int64_t sizes[kMaxKernelSizes];
   for (const Step& step : *launcher->steps) {
     for (Py_ssize_t slot : step.allocate) {
-      if (!(slots[slot] = allocate((*launcher->buffers)[slot - num_inputs], symbols))) return nullptr;
+      const size_t buffer = slot - num_inputs;
+      PyObject** kept = launcher->kept ? &(*launcher->kept)[buffer] : nullptr;
+      if (!(slots[slot] = allocate((*launcher->buffers)[buffer], symbols, kept))) return nullptr;
     }
     if (step.view != View::None) {
       if (!(slots[step.slots[1]] = view_of(step, slots[step.slots[0]], symbols))) return nullptr;
@@ -464,10 +482,12 @@ bool symbols_bound(const LauncherObject& launcher) {
 }
 
 int launcher_init(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static const char* keywords[] = {"fallback", "inputs", "buffers", "steps", "outputs", "guards", nullptr};
+  static const char* keywords[] = {"fallback", "inputs", "buffers", "steps", "outputs", "guards", "reuse_buffers",
+                                   nullptr};
   PyObject *fallback, *inputs, *buffers, *steps, *outputs, *guards = nullptr;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|O:Launcher", const_cast<char**>(keywords), &fallback,
-                                   &inputs, &buffers, &steps, &outputs, &guards)) {
+  int reuse_buffers = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|O$p:Launcher", const_cast<char**>(keywords), &fallback,
+                                   &inputs, &buffers, &steps, &outputs, &guards, &reuse_buffers)) {
     return -1;
   }
   LauncherObject* launcher = as_launcher(self);
@@ -490,6 +510,7 @@ int launcher_init(PyObject* self, PyObject* args, PyObject* kwargs) {
       (guards && !parse_guards(guards, launcher->guards))) {
     return -1;
   }
+  if (reuse_buffers) launcher->kept = new std::vector<PyObject*>(launcher->buffers->size(), nullptr);
   const Py_ssize_t num_slots = static_cast<Py_ssize_t>(launcher->inputs->size() + launcher->buffers->size());
   if (!parse_steps(steps, num_slots, launcher->kernels, launcher->steps)) return -1;
   if (!symbols_bound(*launcher)) return -1;
@@ -534,6 +555,10 @@ void launcher_dealloc(PyObject* self) {
   delete launcher->guards;
   delete launcher->steps;
   delete launcher->outputs;
+  if (launcher->kept) {
+    for (PyObject* array : *launcher->kept) Py_XDECREF(array);
+    delete launcher->kept;
+  }
   type->tp_free(self);
   Py_DECREF(type);
 }

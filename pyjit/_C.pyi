@@ -174,7 +174,8 @@ class Kernel:
 class Launcher:
     """Runs a graph's kernels from C (NOTE(c-launcher) in csrc/launcher.cpp).
 
-    `Launcher(fallback, inputs, buffers, steps, outputs, guards=())`. A size is an int:
+    `Launcher(fallback, inputs, buffers, steps, outputs, guards=(), *, reuse_buffers=False)`.
+    A size is an int:
     >= 0 a static size, -(k + 1) the k-th size symbol (at most 64). `inputs` holds one
     (dtype, shape) per positional argument, which must be exactly a numpy.ndarray of
     that dtype (or an equivalent one), C-contiguous, whose axis sizes equal the shape's:
@@ -196,7 +197,9 @@ class Launcher:
     `outputs` is a slot (the result) or a sequence of slots (a tuple of
     them). A call with other arguments, or with keywords, returns
     `fallback(*args, **kwargs)`. ValueError for a malformed description (a symbol no
-    input binds, an unknown relation, a step that does not fit its kernel). It has a
+    input binds, an unknown relation, a step that does not fit its kernel).
+    `reuse_buffers`: each buffer's array is taken again at the next call when nobody else
+    holds it and its shape is the call's (NOTE(launcher-buffer-reuse)). It has a
     __dict__ for attributes."""
 
     fallback: Callable[..., Any]
@@ -204,5 +207,6 @@ class Launcher:
                  buffers: Sequence[tuple[Any, Sequence[int]]],
                  steps: Sequence[tuple[Kernel | Callable[..., Any] | str, Sequence[int], Any,
                                        Sequence[int], Sequence[int]]],
-                 outputs: int | Sequence[int], guards: Sequence[tuple[int, str, int]] = ()) -> None: ...
+                 outputs: int | Sequence[int], guards: Sequence[tuple[int, str, int]] = (), *,
+                 reuse_buffers: bool = False) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -265,10 +265,7 @@ class _Plan:
         variants = variants if variants is not None else _Variants(self.graph_module, self.target, self.options)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
-        # The launcher allocates every buffer (its large ones through NOTE(block-cache)); a graph's
-        # reuse of its own buffers lives in the glue (NOTE(buffer-reuse)).
-        launcher = None if self.options.reuse_buffers else c_launcher(self.schedule, self.layouts, namespace["run"],
-                                                                        namespace)
+        launcher = c_launcher(self.schedule, self.layouts, namespace["run"], namespace, self.options.reuse_buffers)
         run = launcher or namespace["run"]
         variants.add(self.layouts, run)
         run.kernels = self.schedule.kernels

@@ -39,11 +39,12 @@ class _Unsupported(Exception):
     """The graph needs what only the glue does."""
 
 
-def c_launcher(schedule, layouts: dict[str, str], glue, kernels: dict):
+def c_launcher(schedule, layouts: dict[str, str], glue, kernels: dict, reuse_buffers: bool = False):
     """A `_C.Launcher` running `schedule` with `glue` as its fallback, or None when the
-    graph does not qualify. `kernels` maps "k_<kernel name>" to the loaded kernels."""
+    graph does not qualify. `kernels` maps "k_<kernel name>" to the loaded kernels;
+    `reuse_buffers`: NOTE(launcher-buffer-reuse)."""
     try:
-        return _Description(schedule, kernels).launcher(layouts, glue)
+        return _Description(schedule, kernels).launcher(layouts, glue, reuse_buffers)
     except _Unsupported:
         return None
 
@@ -55,7 +56,7 @@ class _Description:
         self.symbols: dict[str, int] = {}
         self.slots: dict[str, int] = {}
 
-    def launcher(self, layouts: dict[str, str], glue):
+    def launcher(self, layouts: dict[str, str], glue, reuse_buffers: bool):
         graph = self.schedule.graph
         _refuse_empty_axis_reductions(graph)
         inputs = [self._input(node, layouts) for node in graph.placeholders]
@@ -63,7 +64,8 @@ class _Description:
         steps, buffers = self._steps(len(inputs))
         outputs = self._outputs()
         _add_releases(steps, set(outputs if isinstance(outputs, tuple) else (outputs,)) | set(range(len(inputs))))
-        return _C.Launcher(glue, inputs, buffers, [tuple(step) for step in steps], outputs, guards)
+        return _C.Launcher(glue, inputs, buffers, [tuple(step) for step in steps], outputs, guards,
+                           reuse_buffers=reuse_buffers)
 
     def _size(self, size, bind: bool = False) -> int:
         """A size as the launcher takes it; `bind`: a new symbol may be bound here."""

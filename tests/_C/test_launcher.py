@@ -174,3 +174,43 @@ def test_malformed_descriptions_are_refused(library):
         _C.Launcher(Fallback(), [(F64, (4,))], [], [(np.matmul, (0,), False, (), ())], 0)
     with pytest.raises(ValueError, match="at most 64 size symbols"):
         _C.Launcher(Fallback(), [(F64, (-65,))], [], [], ())
+
+
+# -- NOTE(launcher-buffer-reuse) ---------------------------------------------------------------
+def reusing_twice_plus(library):
+    """2x + y over any number of float64 elements, its buffer kept across calls."""
+    kernel = library.kernel("twice_plus", 3, 1)
+    return _C.Launcher(Fallback(), [(F64, (-1,)), (F64, (-1,))], [(F64, (-1,))],
+                       [(kernel, (0, 1, 2), (-1,), (2,), ())], 2, reuse_buffers=True)
+
+
+def test_a_dropped_result_is_written_again_at_the_next_call(library):
+    launcher = reusing_twice_plus(library)
+    x, y = np.arange(5.0), np.ones(5)
+    address = launcher(x, y).ctypes.data  # dropped at once
+    result = launcher(3 * x, y)
+    assert result.ctypes.data == address
+    np.testing.assert_array_equal(result, 6 * x + y)
+
+
+def test_a_held_result_or_a_view_of_it_is_never_overwritten(library):
+    launcher = reusing_twice_plus(library)
+    x, y = np.arange(5.0), np.ones(5)
+    first = launcher(x, y)
+    second = launcher(2 * x, y)
+    assert not np.shares_memory(first, second)
+    view = second[1:]
+    del second
+    third = launcher(3 * x, y)
+    assert not np.shares_memory(third, view)
+    np.testing.assert_array_equal(first, 2 * x + y)
+    np.testing.assert_array_equal(view, (4 * x + y)[1:])
+    np.testing.assert_array_equal(third, 6 * x + y)
+
+
+def test_a_new_size_gets_a_new_buffer(library):
+    launcher = reusing_twice_plus(library)
+    for size in (4, 7, 7, 2):
+        x = np.arange(float(size))
+        np.testing.assert_array_equal(launcher(x, np.ones(size)), 2 * x + 1)
+

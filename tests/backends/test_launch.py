@@ -93,6 +93,26 @@ def test_compiled_functions_run_from_c_and_recompile_for_other_inputs():
     assert any(isinstance(graph, _C.Launcher) for graph in graphs)
 
 
+def test_reduce_overhead_runs_from_c_and_reuses_a_dropped_result():  # NOTE(launcher-buffer-reuse)
+    def step(x):
+        return np.tanh(x) * 2 + 1
+
+    compiled = pyjit.compile(step, mode="reduce-overhead")
+    x = np.linspace(-1, 1, 16, dtype=F32)
+    address = compiled(x).ctypes.data  # the first call compiles; dropped at once
+    kept = compiled(x)
+    assert kept.ctypes.data == address
+    again = compiled(2 * x)
+    assert not np.shares_memory(kept, again)
+    np.testing.assert_allclose(kept, step(x), rtol=1e-6)
+    np.testing.assert_allclose(again, step(2 * x), rtol=1e-6)
+    graphs = [const for _, code in pyjit.cache_entries(compiled) for const in code.co_consts
+              if hasattr(const, "kernels")]
+    assert any(isinstance(graph, _C.Launcher) for graph in graphs)
+    _, entered = python_calls(compiled, x)
+    assert entered == ["step"], entered
+
+
 # -- NOTE(c-launcher-matmul) -------------------------------------------------------------
 def python_calls(function, *args) -> list[str]:
     """The Python functions a call of `function` enters."""

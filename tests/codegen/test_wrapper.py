@@ -112,7 +112,8 @@ def test_a_symbol_the_guards_pinned_to_a_number_is_written_as_that_number():
 
 
 def reusing(build, *arrays, shape_env=None, metas=None):
-    """The compiled graph with NOTE(buffer-reuse), and its graph module."""
+    """The compiled graph's glue with NOTE(buffer-reuse) (the C launcher's fallback where
+    the graph runs from one), and its graph module."""
     from pyjit.backends.inductor import compile_graphs
     from pyjit.graph import GraphModule
 
@@ -122,7 +123,7 @@ def reusing(build, *arrays, shape_env=None, metas=None):
     graph.output(build(*inputs))
     module = GraphModule(graph)
     (compiled,) = compile_graphs([(module, list(arrays))], reuse_buffers=True)
-    return compiled, module
+    return getattr(compiled, "fallback", compiled), module
 
 
 def mlp_layer(x, w):
@@ -135,7 +136,7 @@ def test_reused_buffers_never_overwrite_a_result_the_caller_holds():
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((6, 5)), rng.standard_normal((5, 3))
     compiled, module = reusing(mlp_layer, x, w)
-    assert "pool_" in compiled.glue
+    assert any(name.startswith("pool_") for name in compiled.__globals__)
     first = compiled(x, w)
     second = compiled(2 * x, w)
     assert second is not first
