@@ -1,6 +1,7 @@
 """BLAS threads beside the kernels' OpenMP threads: graphs that alternate a matrix
-product (NumPy's OpenBLAS, its own thread pool) and a fused epilogue (a pyjit kernel on
-libgomp's team), against the sum of their parts timed alone. Each thread setting runs in
+product (NumPy's OpenBLAS) and a fused epilogue (a pyjit kernel on libgomp's team),
+against the sum of their parts timed alone, with OpenBLAS's jobs on libgomp's team (the
+default) or on its own pool. Each thread setting runs in
 a process of its own (both libraries read their variables once, when they start), the
 settings in turns for a few rounds, and each figure is its quietest round's median.
 Beside the time per call, the CPU time per call of all the process's threads (from
@@ -29,22 +30,24 @@ from workloads import BY_NAME, gelu, mlp  # noqa: E402
 CORES = len(os.sched_getaffinity(0))
 # label -> the environment of one process (added to the caller's, whose own thread
 # variables are dropped). With N the cores, "BLAS N, OpenMP N" is also what a process
-# gets by default. The last two shorten one team's idle wait each: OpenBLAS's workers
-# otherwise yield-spin about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT, 2^28 cycles),
-# libgomp's about 30 us (NOTE(omp-wait-policy)); where one beats "BLAS N, OpenMP N", that
-# team's spinning costs.
+# gets by default: one team, OpenBLAS's jobs on libgomp's threads (NOTE(blas-pool) in
+# pyjit/codegen/threads.py). "OpenBLAS's own pool" is how it was before: two pools, and
+# OpenBLAS's idle workers busy-spin about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT,
+# 2^28 cycles), which "BLAS idle sleeps" shortens; "OpenMP idle sleeps" shortens libgomp's
+# (about 30 us, NOTE(omp-wait-policy)). Where one beats the default, that spin costs.
+OWN_POOL = {"OPENBLAS_NUM_THREADS": str(CORES), "OMP_NUM_THREADS": str(CORES), "PYJIT_BLAS_THREADS": "openblas"}
 SETTINGS = {
     "BLAS 1, OpenMP 1": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
     f"BLAS {CORES}, OpenMP 1": {"OPENBLAS_NUM_THREADS": str(CORES), "OMP_NUM_THREADS": "1"},
     f"BLAS 1, OpenMP {CORES}": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(CORES)},
     f"BLAS {CORES}, OpenMP {CORES}": {"OPENBLAS_NUM_THREADS": str(CORES), "OMP_NUM_THREADS": str(CORES)},
-    "BLAS idle sleeps": {"OPENBLAS_NUM_THREADS": str(CORES), "OMP_NUM_THREADS": str(CORES),
-                         "OPENBLAS_THREAD_TIMEOUT": "4"},
+    "OpenBLAS's own pool": OWN_POOL,
+    "BLAS idle sleeps": dict(OWN_POOL, OPENBLAS_THREAD_TIMEOUT="4"),
     "OpenMP idle sleeps": {"OPENBLAS_NUM_THREADS": str(CORES), "OMP_NUM_THREADS": str(CORES),
                            "OMP_WAIT_POLICY": "passive"},
 }
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_THREAD_TIMEOUT", "OMP_WAIT_POLICY",
-                    "GOMP_SPINCOUNT", "OMP_DYNAMIC")
+                    "GOMP_SPINCOUNT", "OMP_DYNAMIC", "PYJIT_BLAS_THREADS")
 LOOP_SECONDS = 0.3  # long enough for the CPU clock's 10 ms ticks
 
 

@@ -22,7 +22,7 @@ import numpy
 
 from ..codegen import autotune as autotune_module
 from ..codegen import build
-from ..codegen import c_renderer, cuda_renderer
+from ..codegen import c_renderer, cuda_renderer, threads
 
 
 class CpuTarget:
@@ -41,7 +41,9 @@ class CpuTarget:
     @staticmethod
     def load(kernels: list, autotune: bool = False):
         """The kernels' library; with `autotune`, every variant of each, timed at its first
-        call (NOTE(cpu-autotune))."""
+        call (NOTE(cpu-autotune)). NumPy's BLAS moves onto the kernels' threads first
+        (NOTE(blas-pool))."""
+        threads.share_with_blas()
         if not autotune:
             return build.load(c_renderer.render_unit(kernels))
         library = build.load(c_renderer.render_unit(kernels, variants=True))

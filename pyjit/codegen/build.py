@@ -345,16 +345,6 @@ def bounded_openmp_spin() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
-# NOTE(blas-threads): NumPy's OpenBLAS keeps a thread pool of its own beside libgomp's
-# team; its idle workers yield-spin about 0.1 s after each product, so a kernel right
-# after a matmul shares the cores with them. pyjit leaves that pool alone: graphs that
-# alternate products and epilogues ran as fast as their parts alone, capping both pools
-# to the core count lost up to 2x, and the one single-pool route (OpenBLAS's threads
-# callback) moves every NumPy product of the process onto libgomp and was not yet stable.
-# The figures, and what it costs k-means: docs/codegen.md, "BLAS threads beside the
-# kernels", and benchmarks/blas_threads.py.
-
-
 def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
     source_path = os.path.join(directory, f"{key}.c")
     library_path = os.path.join(directory, f"{key}.so")
