@@ -178,8 +178,8 @@ def _compile_graphs(items, target, options: _Options) -> list:
     library = _load([plan for plan in plans if plan is not None], target, options.autotune)
     if library is None:
         return [graph_module for graph_module, _ in items]
-    return [plan.bind(library) if plan is not None else graph_module
-            for plan, (graph_module, _) in zip(plans, items)]
+    return [plan.bind(library, examples=examples) if plan is not None else graph_module
+            for plan, (graph_module, examples) in zip(plans, items)]
 
 
 def _layouts(graph, example_inputs, target) -> dict[str, str] | None:
@@ -255,16 +255,22 @@ class _Plan:
             return None
         return cls(graph_module, layouts, scheduled, glue, namespace, target, options)
 
-    def bind(self, library, variants: _Variants | None = None):
+    def bind(self, library, variants: _Variants | None = None, examples: list | None = None):
+        """The compiled callable: the launcher, else the glue. `examples`: the inputs
+        compiled for, on whose copies tuned kernels choose (NOTE(tune-at-compile))."""
         namespace = dict(self.namespace)
+        tuned = []
         for kernel in self.schedule.kernels:
             namespace[f"k_{kernel.name}"] = library.kernel(kernel.name, len(kernel.buffers), len(kernel.sizes))
             if isinstance(namespace[f"k_{kernel.name}"], TunedKernel):  # NOTE(cpu-autotune)
                 namespace[f"k_{kernel.name}"].bind(namespace, f"k_{kernel.name}")
+                tuned.append(namespace[f"k_{kernel.name}"])
         namespace["eager"] = self.graph_module
         variants = variants if variants is not None else _Variants(self.graph_module, self.target, self.options)
         namespace["variant"] = variants
         exec(compile(self.glue, f"<pyjit inductor glue {self.graph_module.graph.name}>", "exec"), namespace)
+        if tuned and examples is not None:
+            self._tune(namespace["run"], tuned, examples)
         launcher = c_launcher(self.schedule, self.layouts, namespace["run"], namespace, self.options.reuse_buffers)
         run = launcher or namespace["run"]
         variants.add(self.layouts, run)
@@ -279,6 +285,23 @@ class _Plan:
             _output_code.debug("graph %s, inputs %s:\n%s\n%s\n%s", self.graph_module.graph.name, self.layouts,
                                "\n\n".join(map(str, run.kernels)), run.source, self.glue)
         return run
+
+
+    def _tune(self, glue, tuned: list[TunedKernel], examples: list) -> None:
+        """NOTE(tune-at-compile): tuned kernels whose sizes are all static choose once
+        (NOTE(cpu-autotune)) and then stand in the glue's namespace as the chosen
+        kernel, which is what lets the C launcher take the graph. So the glue runs once
+        here, on the inputs compiled for, and the choices are made then: graphs are
+        functional (the frontend writes a mutated input back after the graph), so the
+        run writes nothing of the caller's. A kernel with size arguments chooses per
+        size, at the calls, and keeps the graph on the glue."""
+        if not all(kernel.static for kernel in tuned) or len(examples) != len(self.graph_module.graph.placeholders):
+            return
+        with capture_disabled():
+            try:
+                glue(*examples)
+            except Exception:  # the same error comes from the first call, which then chooses as before
+                return
 
 
 class _Variants:

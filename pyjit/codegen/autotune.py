@@ -17,11 +17,14 @@ CPU may run a kernel faster at 256 bits: lower clocks, fewer lanes wasted on sho
 rows). The first call at given size arguments times each distinct variant on the call's
 own arrays (kernels only read their inputs and write their outputs, so running one
 several times changes nothing: the scheduler writes no epilogue over a matrix product
-for autotuned kernels, NOTE(epilogue-in-place); the median of CPU_TIMED_CALLS calls
-after a warm-up) and
+for autotuned kernels, NOTE(epilogue-in-place); the variants in turns for CPU_ROUNDS
+rounds, each round the median of CPU_TIMED_CALLS calls after a warm-up, each variant
+its best round) and
 keeps the fastest, under a key of the library's disk-cache key (source, flags, compiler,
 CPU), the kernel, the size arguments and the OpenMP thread count. A kernel without size
-arguments then calls its choice directly (no wrapper per call). Timings on a busy
+arguments then calls its choice directly (no wrapper per call), and is chosen when the
+graph is compiled, so the C launcher runs it (NOTE(tune-at-compile) in
+pyjit/backends/inductor.py). Timings on a busy
 machine can choose badly; the choice is on disk, so `rm -r <cache_dir>/kernels/autotune`
 times again. Variants compute the same values; reductions may differ in the last bits
 between vector widths (lanes sum in another order), as between CPUs.
@@ -40,6 +43,7 @@ from . import build, remote
 
 _LAYOUT_VERSION = "pyjit-autotune-1"
 CPU_TIMED_CALLS = 5
+CPU_ROUNDS = 3
 
 
 def record_key(*identity) -> str:
@@ -120,8 +124,17 @@ class TunedKernel:
     def _choose(self, args, sizes) -> str:
         key = record_key("cpu", self.key, self.name, [int(size) for size in sizes], _threads())
 
+        timings: dict[str, float] = {}
+
         def time_variant(function: str) -> float:
-            return statistics.median(_C.bench(self.kernels[function], args, CPU_TIMED_CALLS, 1))
+            # Variants timed in turns, each keeping its best round: a slow spell of the
+            # machine then slows every variant, not the one timed during it.
+            if not timings:
+                for _ in range(CPU_ROUNDS):
+                    for name, kernel in self.kernels.items():
+                        median = statistics.median(_C.bench(kernel, args, CPU_TIMED_CALLS, 1))
+                        timings[name] = min(timings.get(name, median), median)
+            return timings[function]
 
         directory = os.path.join(build._kernel_directory(), "autotune")
         return stored_choice(directory, key, "variant", tuple(self.kernels), time_variant)

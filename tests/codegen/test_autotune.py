@@ -9,7 +9,7 @@ import pytest
 import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends.inductor import compile_graphs
-from pyjit.codegen import build
+from pyjit.codegen import autotune, build
 from pyjit.codegen.autotune import TunedKernel, stored_choice
 from pyjit.codegen.c_renderer import kernel_variants, render_unit
 from pyjit.codegen.scheduler import schedule
@@ -81,19 +81,20 @@ def test_the_variants_differ_in_threads_and_vector_width():
     assert variants[kernel.name + "_w256"].startswith('__attribute__((target("prefer-vector-width=256")))')
 
 
-def test_max_autotune_times_a_static_kernel_once_then_calls_its_choice_directly(tmp_path, monkeypatch):
+def test_max_autotune_chooses_a_static_kernel_at_compile_time_and_launches_it_from_c(tmp_path, monkeypatch):
+    # NOTE(tune-at-compile): the choice is made on the example inputs while compiling, so the C launcher (not the glue) runs every call, the choice directly.
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     graph, _ = kernels_of(lambda x: ops.softmax(x), TensorMeta((16, 300), F32))
     module = GraphModule(graph)
     x = np.random.default_rng(6).standard_normal((16, 300)).astype(F32)
-    (compiled,) = compile_graphs([(module, [x])], autotune=True)
-    (name,) = [key for key in compiled.__globals__ if key.startswith("k_")]
-    assert isinstance(compiled.__globals__[name], TunedKernel)
     before = counters["inductor"]["autotuned"]
-    np.testing.assert_allclose(compiled(x), module(x), rtol=1e-6, atol=1e-7)
+    (compiled,) = compile_graphs([(module, [x])], autotune=True)
     assert counters["inductor"]["autotuned"] == before + 1
-    assert isinstance(compiled.__globals__[name], _C.Kernel)  # no wrapper on later calls
+    assert isinstance(compiled, _C.Launcher)
+    (name,) = [key for key in compiled.fallback.__globals__ if key.startswith("k_")]
+    assert isinstance(compiled.fallback.__globals__[name], _C.Kernel)
     assert len(os.listdir(tmp_path / "kernels" / "autotune")) == 1
+    np.testing.assert_allclose(compiled(x), module(x), rtol=1e-6, atol=1e-7)
     (again,) = compile_graphs([(module, [x])], autotune=True)
     np.testing.assert_allclose(again(x), module(x), rtol=1e-6, atol=1e-7)
     assert counters["inductor"]["autotuned"] == before + 1  # the choice came from disk
@@ -111,3 +112,24 @@ def test_a_symbolic_kernel_chooses_per_size():
         np.testing.assert_allclose(compiled(x), module(x), rtol=1e-6, atol=1e-7)
     tuned = compiled.__globals__[name]
     assert isinstance(tuned, TunedKernel) and len(tuned.chosen) == 2
+
+
+def test_variants_are_timed_in_turns_and_keep_their_best_round(tmp_path, monkeypatch):
+    # A slow spell of the machine must slow every variant, not the one timed during it:
+    # the default variant's first round is slow here, and it still wins on its best.
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    graph, (kernel,) = kernels_of(lambda x: ops.softmax(x), TensorMeta((16, 300), F32))
+    variants = tuple(f"g0_{name}" for name in kernel_variants(kernel))  # compile_graphs' prefix
+    timed = []
+    slow_first_round = iter([1.0] + [0.1] * 100)
+
+    def bench(function, args, calls, warmup):
+        timed.append(function.name)
+        return [next(slow_first_round) if function.name == variants[0] else 0.5] * calls
+
+    monkeypatch.setattr(_C, "bench", bench)
+    x = np.random.default_rng(6).standard_normal((16, 300)).astype(F32)
+    (compiled,) = compile_graphs([(GraphModule(graph), [x])], autotune=True)
+    assert timed == list(variants) * autotune.CPU_ROUNDS
+    (name,) = [key for key in compiled.fallback.__globals__ if key.startswith("k_")]
+    assert compiled.fallback.__globals__[name].name == variants[0]
