@@ -12,9 +12,10 @@ counts the choices timed here.
 
 NOTE(cpu-autotune): under max-autotune, each C kernel is also compiled as variants
 (c_renderer.VARIANTS): one thread or every thread instead of the work threshold's guess
-(NOTE(c-renderer)), and 256-bit vectors instead of the widest the CPU has (an AVX-512
+(NOTE(c-renderer)), 256-bit vectors instead of the widest the CPU has (an AVX-512
 CPU may run a kernel faster at 256 bits: lower clocks, fewer lanes wasted on short
-rows). The first call at given size arguments times each distinct variant on the call's
+rows), and, for a nest that reads across its innermost loop, no tiles or tiles of 32
+instead of c_renderer.TILE (NOTE(transposed-tiles)). The first call at given size arguments times each distinct variant on the call's
 own arrays (kernels only read their inputs and write their outputs, so running one
 several times changes nothing: the scheduler writes no epilogue over a matrix product
 for autotuned kernels, NOTE(epilogue-in-place); the variants in turns for CPU_ROUNDS

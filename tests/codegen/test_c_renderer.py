@@ -14,8 +14,8 @@ import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import build
-from pyjit.codegen.c_renderer import (PARALLEL_MIN_WORK, PRELUDE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
-                                      index_text, literal, render_kernel, render_unit)
+from pyjit.codegen.c_renderer import (PARALLEL_MIN_WORK, PRELUDE, TILE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
+                                      index_text, kernel_variants, literal, render_kernel, render_unit)
 from pyjit.codegen.index import Index
 from pyjit.codegen.scheduler import schedule
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
@@ -108,6 +108,48 @@ def test_the_parallel_and_serial_copies_agree_with_numpy_around_the_threshold():
                 np.testing.assert_allclose(compiled(x), x.sum(dtype=np.float64), rtol=2**-22, atol=1e-4)
             else:  # elementwise, and a column sum row after row: NumPy's bits on either copy
                 np.testing.assert_array_equal(compiled(x), module(x), err_msg=f"{name} at {size}")
+
+
+def transposed_add(x, y):
+    return ops.add(ops.transpose(x), y)
+
+
+def test_a_nest_reading_across_its_innermost_loop_runs_in_tiles():
+    """NOTE(transposed-tiles): x.T read a column at a time is tiled; a row-wise nest is not."""
+    text = render_kernel(kernel_of(transposed_add, TensorMeta((4096, 4096), F32), TensorMeta((4096, 4096), F32)))
+    assert "#pragma omp parallel for collapse(2)\n" in text and f"i1_tile += {TILE})" in text
+    assert "_tile" not in render_kernel(kernel_of(lambda x, y: ops.add(x, y), TensorMeta((4096, 4096), F32),
+                                                  TensorMeta((4096, 4096), F32)))
+    assert "_tile" not in render_kernel(kernel_of(transposed_add, TensorMeta((4096, 4096), F32),
+                                                  TensorMeta((4096, 4096), F32)), tile=0)
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096), (37, 53), (3, 1000, 17), (1, 16)])
+def test_tiled_nests_store_numpys_bits_at_every_edge(shape):
+    """Sides that are not multiples of the tile, a batch loop outside the tiles, and
+    both the threaded and the serial copy (the smaller shapes are under the threshold)."""
+    def build_graph(x, y):
+        return ops.multiply(ops.swapaxes(x, -1, -2), y) if len(shape) == 3 else transposed_add(x, y)
+
+    swapped = (*shape[:-2], shape[-1], shape[-2])
+    graph = Graph()
+    graph.output(build_graph(graph.placeholder("x", TensorMeta(swapped, F32)),
+                             graph.placeholder("y", TensorMeta(shape, F32))))
+    module = GraphModule(graph)
+    rng = np.random.default_rng(23)
+    x, y = rng.standard_normal(swapped).astype(F32), rng.standard_normal(shape).astype(F32)
+    (compiled,) = compile_graphs([(module, [x, y])])
+    assert any("_tile +=" in render_kernel(kernel) for kernel in compiled.kernels) == (shape[-2] > 1)
+    np.testing.assert_array_equal(compiled(x, y), module(x, y))
+
+
+def test_max_autotune_also_times_the_nest_untiled_and_in_larger_tiles():
+    transposed = kernel_of(transposed_add, TensorMeta((4096, 4096), F32), TensorMeta((4096, 4096), F32))
+    names = kernel_variants(transposed)
+    assert {f"{transposed.name}_untiled", f"{transposed.name}_tile32"} <= set(names)
+    assert "i1_tile += 32)" in names[f"{transposed.name}_tile32"]
+    plain = kernel_of(lambda x, y: ops.add(x, y), TensorMeta((4096, 4096), F32), TensorMeta((4096, 4096), F32))
+    assert not any(name.endswith(("_untiled", "_tile32")) for name in kernel_variants(plain))  # the same C
 
 
 def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
