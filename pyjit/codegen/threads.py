@@ -13,12 +13,14 @@ splits the work as before and its own code runs each job.
 
 What the callback must get right, read from OpenBLAS 0.3.31's `exec_threads`:
   * A job's thread number indexes OpenBLAS's per-thread state (`thread_status`, the
-    packing buffers), and a job marks its slot busy while it runs. A worker of
-    OpenBLAS's pool that is still in its idle spin treats its own slot marked busy as a
-    reason to keep spinning: handing job i slot i (as the OpenMP build does) kept a
-    worker spinning for good, and the MLP ran 2x slower. Jobs therefore take the slots
-    above the pool's workers (`blas_num_threads - 1` on), which no worker watches; a
-    library whose MAX_THREADS leaves no room for them is left to its own pool.
+    packing buffers; MAX_THREADS slots), and a job marks its slot busy while it runs.
+    A worker of OpenBLAS's pool that is still in its idle spin treats its own slot
+    marked busy as a reason to keep spinning: handing job i slot i (as the OpenMP build
+    does) kept a worker spinning for good, and the MLP ran 2x slower. The pool's
+    workers watch the lowest slots, one fewer than its threads, so jobs take the
+    highest ones; a library whose threads (or the CPUs, the larger) are more than half
+    its MAX_THREADS is left to its own pool. (The layout was read from the code of
+    0.3.31 and 0.3.34; only the API is called.)
   * The jobs of one call wait for each other (level-3 products), so all must run at
     once: a team libgomp makes smaller than asked (`OMP_THREAD_LIMIT`, `OMP_DYNAMIC`,
     a nested region) gets threads of its own for the jobs left over.
@@ -57,6 +59,7 @@ _SOURCE = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -65,12 +68,13 @@ typedef void (*dojob_fn)(int slot, void *job, int data);
 typedef void (*callback_fn)(int sync, dojob_fn dojob, int count, size_t job_size, void *jobs, int data);
 typedef void (*setter_fn)(callback_fn callback);
 typedef char *(*config_fn)(void);
+typedef int (*threads_fn)(void);
 
 #define MAX_LIBRARIES 4
 typedef struct {
   setter_fn set;
-  const int *pool_threads; /* blas_num_threads: its workers watch slots below it minus one */
-  int max_threads;          /* MAX_THREADS: the number of slots */
+  threads_fn threads; /* openblas_get_num_threads */
+  int max_threads;    /* MAX_THREADS: the number of slots */
   int active;
   char path[4096];
 } Blas;
@@ -108,8 +112,7 @@ static void start_leftovers(Job *jobs, pthread_t *threads, int team, int count) 
 
 static void run_jobs(Blas *blas, dojob_fn dojob, int count, size_t job_size, void *jobdata, int data) {
   pthread_mutex_lock(&one_call);
-  int first = *blas->pool_threads - 1;
-  if (first + count > blas->max_threads) first = blas->max_threads - count;
+  int first = blas->max_threads - count;
   if (first < 0) first = 0;
   note_slots(first, count);
   Job *jobs = malloc(sizeof(Job) * (size_t)count);
@@ -189,9 +192,12 @@ static void adopt(const char *path) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
   if (!handle) return;
   Blas blas = {(setter_fn)api_symbol(handle, "openblas_set_threads_callback_function"),
-               (const int *)dlsym(handle, "blas_num_threads"), max_threads_of(handle), 0, ""};
+               (threads_fn)api_symbol(handle, "openblas_get_num_threads"), max_threads_of(handle), 0, ""};
   dlclose(handle);
-  if (!blas.set || !blas.pool_threads || 2 * *blas.pool_threads - 1 > blas.max_threads) return;
+  if (!blas.set || !blas.threads) return;
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  int threads = blas.threads();
+  if (2 * (threads > cpus ? threads : cpus) > blas.max_threads) return;
   strcpy(blas.path, path);
   libraries[library_count++] = blas;
 }
@@ -228,7 +234,7 @@ void pyjit_blas_jobs(int64_t out[4]) {
 
 const char *pyjit_blas_library(int i, int *pool_threads, int *max_threads) {
   if (i < 0 || i >= library_count) return NULL;
-  *pool_threads = *libraries[i].pool_threads;
+  *pool_threads = libraries[i].threads();
   *max_threads = libraries[i].max_threads;
   return libraries[i].active ? libraries[i].path : "";
 }
