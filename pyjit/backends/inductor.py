@@ -257,7 +257,7 @@ class _Plan:
 
     def bind(self, library, variants: _Variants | None = None, examples: list | None = None):
         """The compiled callable: the launcher, else the glue. `examples`: the inputs
-        compiled for, on whose copies tuned kernels choose (NOTE(tune-at-compile))."""
+        compiled for, on which tuned kernels choose (NOTE(tune-at-compile))."""
         namespace = dict(self.namespace)
         tuned = []
         for kernel in self.schedule.kernels:
@@ -285,7 +285,6 @@ class _Plan:
             _output_code.debug("graph %s, inputs %s:\n%s\n%s\n%s", self.graph_module.graph.name, self.layouts,
                                "\n\n".join(map(str, run.kernels)), run.source, self.glue)
         return run
-
 
     def _tune(self, glue, tuned: list[TunedKernel], examples: list) -> None:
         """NOTE(tune-at-compile): tuned kernels whose sizes are all static choose once

@@ -15,20 +15,20 @@ NOTE(cpu-autotune): under max-autotune, each C kernel is also compiled as varian
 (NOTE(c-renderer)), 256-bit vectors instead of the widest the CPU has (an AVX-512
 CPU may run a kernel faster at 256 bits: lower clocks, fewer lanes wasted on short
 rows), and, for a nest that reads across its innermost loop, no tiles or tiles of 32
-instead of c_renderer.TILE (NOTE(transposed-tiles)). The first call at given size arguments times each distinct variant on the call's
-own arrays (kernels only read their inputs and write their outputs, so running one
-several times changes nothing: the scheduler writes no epilogue over a matrix product
-for autotuned kernels, NOTE(epilogue-in-place); the variants in turns for CPU_ROUNDS
-rounds, each round the median of CPU_TIMED_CALLS calls after a warm-up, each variant
-its best round) and
-keeps the fastest, under a key of the library's disk-cache key (source, flags, compiler,
+instead of c_renderer.TILE (NOTE(transposed-tiles)). The first call at given size
+arguments times each distinct variant on the call's own arrays (kernels only read their
+inputs and write their outputs, so running one several times changes nothing: the
+scheduler writes no epilogue over a matrix product for autotuned kernels,
+NOTE(epilogue-in-place); the variants in turns for CPU_ROUNDS rounds, each round the
+median of CPU_TIMED_CALLS calls after a warm-up, each variant its best round) and keeps
+the fastest, under a key of the library's disk-cache key (source, flags, compiler,
 CPU), the kernel, the size arguments and the OpenMP thread count. A kernel without size
 arguments then calls its choice directly (no wrapper per call), and is chosen when the
 graph is compiled, so the C launcher runs it (NOTE(tune-at-compile) in
-pyjit/backends/inductor.py). Timings on a busy
-machine can choose badly; the choice is on disk, so `rm -r <cache_dir>/kernels/autotune`
-times again. Variants compute the same values; reductions may differ in the last bits
-between vector widths (lanes sum in another order), as between CPUs.
+pyjit/backends/inductor.py). Timings on a busy machine can choose badly; the choice is
+on disk, so `rm -r <cache_dir>/kernels/autotune` times again. Variants compute the same
+values; reductions may differ in the last bits between vector widths (lanes sum in
+another order), as between CPUs.
 """
 
 from __future__ import annotations
