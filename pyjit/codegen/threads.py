@@ -148,6 +148,8 @@ TRAMPOLINE(0) TRAMPOLINE(1) TRAMPOLINE(2) TRAMPOLINE(3)
 static const callback_fn trampolines[MAX_LIBRARIES] = {run_jobs_0, run_jobs_1, run_jobs_2, run_jobs_3};
 
 static void in_forked_child(void) {
+  /* A product running in another thread at the fork held it; that thread is gone. */
+  pthread_mutex_init(&one_call, NULL);
   for (int i = 0; i < library_count; i++) {
     if (libraries[i].active) libraries[i].set(NULL);
     libraries[i].active = 0;
@@ -161,8 +163,8 @@ __attribute__((constructor)) static void register_fork_handler(void) {
   pthread_atfork(NULL, NULL, in_forked_child);
 }
 
-/* The library's symbol `name` under the prefixes and suffixes OpenBLAS builds use
-   (scipy-openblas renames its API; internal symbols keep their names). */
+/* The library's API function `name` under the prefixes and suffixes OpenBLAS builds
+   use (scipy-openblas renames its API). */
 static void *api_symbol(void *handle, const char *name) {
   static const char *const prefixes[] = {"", "scipy_"};
   static const char *const suffixes[] = {"", "64_", "_64"};
