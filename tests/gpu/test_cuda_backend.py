@@ -46,6 +46,15 @@ def test_pointwise_rows_and_reductions_match_cupy(cupy, shape):
         x[(0,) * x.ndim] = cupy.nan
     for fn in (chain, softmax):
         compiled = pyjit.compile(fn)
+        if fn is softmax and x.shape[-1] == 0:
+            # The max of an empty row has no identity: CuPy raises, as NumPy does, and so
+            # does the compiled function (first found on an H200, where the test expected
+            # a result).
+            with pytest.raises(ValueError):
+                fn(x)
+            with pytest.raises(ValueError):
+                compiled(x)
+            continue
         assert_close(compiled(x), fn(x))
     if x.ndim == 2:
         assert_close(pyjit.compile(reductions)(x), reductions(x))
