@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -167,13 +168,40 @@ int block_cache_init() {
 
 static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "NumPy's sizes are Py_ssize_t wide");
 
+// NOTE(line-aligned-buffers): the launcher's other arrays start on a cache line. A
+// columnar reduction's team of threads (NOTE(columnar-reductions)) accumulates into a
+// buffer, each thread its own slice of columns, every row group; when the buffer starts
+// off a line (malloc and NumPy promise 16 bytes), the line holding the slices' boundary
+// is written by two threads by turns. `mean` along axis 0 of (2000, 512) float32 on two
+// threads, the kernel alone, took 21 us with the accumulator on a line and 33-34 us with
+// it 16, 32 or 48 bytes past one. The block is the handler's own (its free gives it back
+// to free()), so the arrays own their data as NumPy's do.
+constexpr size_t kLineBytes = 64;
+
+PyObject* line_aligned_empty(int ndim, npy_intp* dims, PyArray_Descr* dtype, size_t bytes) {
+  if (PyDataType_FLAGCHK(dtype, NPY_ITEM_REFCOUNT)) return PyArray_Empty(ndim, dims, dtype, 0);
+  void* data = std::aligned_alloc(kLineBytes, std::max<size_t>((bytes + kLineBytes - 1) / kLineBytes, 1) * kLineBytes);
+  if (!data) {
+    Py_DECREF(dtype);
+    return PyErr_NoMemory();
+  }
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, dtype, ndim, dims, nullptr, data, NPY_ARRAY_CARRAY, nullptr);
+  if (!array) {
+    std::free(data);
+    return nullptr;
+  }
+  PyArray_ENABLEFLAGS(reinterpret_cast<PyArrayObject*>(array), NPY_ARRAY_OWNDATA);
+  reinterpret_cast<PyArrayObject_fields*>(array)->mem_handler = Py_NewRef(g_handler_capsule);
+  return array;
+}
+
 PyObject* empty_array(int ndim, const Py_ssize_t* sizes, PyObject* dtype_object) {
   auto* dtype = reinterpret_cast<PyArray_Descr*>(dtype_object);
   npy_intp dims[NPY_MAXDIMS];
   npy_intp bytes = PyDataType_ELSIZE(dtype);
   for (int axis = 0; axis < ndim; ++axis) bytes *= (dims[axis] = sizes[axis]);
   const bool cached = static_cast<size_t>(bytes) >= kMinCachedBytes && cache().limit_bytes > 0;
-  if (!cached) return PyArray_Empty(ndim, dims, dtype, 0);
+  if (!cached) return line_aligned_empty(ndim, dims, dtype, static_cast<size_t>(bytes));
   // The handler is a context variable NumPy reads when it allocates: set for this one
   // allocation, then the caller's restored.
   Ref previous = Ref::steal(PyDataMem_SetHandler(g_handler_capsule));

@@ -100,6 +100,18 @@ def test_a_result_glibc_keeps_pages_for_is_numpys_own_allocation(launcher):
     assert (after["hits"], after["misses"], after["cached_bytes"]) == (before["hits"], before["misses"], 0)
 
 
+@pytest.mark.parametrize("size", [0, 1, 3, 17, 1000, 1 << 20])
+def test_smaller_arrays_start_on_a_cache_line_and_own_their_data(launcher, size):
+    # NOTE(line-aligned-buffers): two threads writing neighbouring slices of one buffer
+    # must not share a line; malloc and NumPy promise only 16 bytes.
+    result = launcher(*inputs(size))
+    assert result.ctypes.data % 64 == 0 and result.flags.owndata and result.base is None
+    np.testing.assert_array_equal(result, 2 * inputs(size)[0] + 1)
+    result.resize(size + 5, refcheck=False)  # the handler's realloc, then its free
+    np.testing.assert_array_equal(result[:size], 2 * inputs(size)[0] + 1)
+    del result
+
+
 def test_reset_empties_the_cache(launcher):
     dropped = launcher(*inputs(LARGE))
     del dropped
