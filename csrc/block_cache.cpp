@@ -150,6 +150,35 @@ PyDataMem_Handler g_handler = {
 };
 PyObject* g_handler_capsule = nullptr;
 
+// The handler of the launcher's line-aligned arrays (NOTE(line-aligned-buffers)). NumPy
+// calls only its realloc (ndarray.resize) and free; malloc and calloc serve an array
+// made while it is the current handler, which it never is.
+constexpr size_t kLineBytes = 64;
+
+size_t whole_lines(size_t bytes) {
+  return std::max<size_t>((bytes + kLineBytes - 1) / kLineBytes, 1) * kLineBytes;
+}
+
+void* aligned_malloc(void*, size_t size) { return std::aligned_alloc(kLineBytes, whole_lines(size)); }
+
+void* aligned_calloc(void* context, size_t count, size_t item_size) {
+  if (item_size != 0 && count > SIZE_MAX / item_size) return nullptr;
+  void* block = aligned_malloc(context, count * item_size);
+  if (block) std::memset(block, 0, count * item_size);
+  return block;
+}
+
+void* aligned_realloc(void*, void* block, size_t size) { return std::realloc(block, size); }
+
+void aligned_free(void*, void* block, size_t) { std::free(block); }
+
+PyDataMem_Handler g_aligned_handler = {
+    "pyjit_line_aligned",
+    1,
+    {nullptr, aligned_malloc, aligned_calloc, aligned_realloc, aligned_free},
+};
+PyObject* g_aligned_handler_capsule = nullptr;
+
 }  // namespace
 
 int block_cache_init() {
@@ -163,7 +192,8 @@ int block_cache_init() {
     cache().limit_bytes = static_cast<size_t>(bytes);
   }
   g_handler_capsule = PyCapsule_New(&g_handler, "mem_handler", nullptr);
-  return g_handler_capsule ? 0 : -1;
+  g_aligned_handler_capsule = PyCapsule_New(&g_aligned_handler, "mem_handler", nullptr);
+  return g_handler_capsule && g_aligned_handler_capsule ? 0 : -1;
 }
 
 static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "NumPy's sizes are Py_ssize_t wide");
@@ -174,13 +204,11 @@ static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "NumPy's sizes are Py_ssiz
 // off a line (malloc and NumPy promise 16 bytes), the line holding the slices' boundary
 // is written by two threads by turns. `mean` along axis 0 of (2000, 512) float32 on two
 // threads, the kernel alone, took 21 us with the accumulator on a line and 33-34 us with
-// it 16, 32 or 48 bytes past one. The block is the handler's own (its free gives it back
-// to free()), so the arrays own their data as NumPy's do.
-constexpr size_t kLineBytes = 64;
-
+// it 16, 32 or 48 bytes past one. The arrays carry a handler of their own whose free is
+// free(), so they own their data as NumPy's do, and freeing one takes no lock.
 PyObject* line_aligned_empty(int ndim, npy_intp* dims, PyArray_Descr* dtype, size_t bytes) {
   if (PyDataType_FLAGCHK(dtype, NPY_ITEM_REFCOUNT)) return PyArray_Empty(ndim, dims, dtype, 0);
-  void* data = std::aligned_alloc(kLineBytes, std::max<size_t>((bytes + kLineBytes - 1) / kLineBytes, 1) * kLineBytes);
+  void* data = aligned_malloc(nullptr, bytes);
   if (!data) {
     Py_DECREF(dtype);
     return PyErr_NoMemory();
@@ -191,7 +219,7 @@ PyObject* line_aligned_empty(int ndim, npy_intp* dims, PyArray_Descr* dtype, siz
     return nullptr;
   }
   PyArray_ENABLEFLAGS(reinterpret_cast<PyArrayObject*>(array), NPY_ARRAY_OWNDATA);
-  reinterpret_cast<PyArrayObject_fields*>(array)->mem_handler = Py_NewRef(g_handler_capsule);
+  reinterpret_cast<PyArrayObject_fields*>(array)->mem_handler = Py_NewRef(g_aligned_handler_capsule);
   return array;
 }
 
