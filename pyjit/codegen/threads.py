@@ -41,6 +41,7 @@ full team: running kernels there is not supported (docs/codegen.md).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import threading
 
@@ -280,7 +281,7 @@ def state() -> BlasPool:
     jobs = (ctypes.c_int64 * 4)()
     library.pyjit_blas_jobs(jobs)
     libraries, pool_threads, max_threads = [], ctypes.c_int(), ctypes.c_int()
-    for index in range(4):
+    for index in itertools.count():  # the C side answers NULL past its last library
         path = library.pyjit_blas_library(index, ctypes.byref(pool_threads), ctypes.byref(max_threads))
         if path is None:
             break
