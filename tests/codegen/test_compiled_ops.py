@@ -187,7 +187,7 @@ def add_graph_case(cases: list, label: str, build, *inputs) -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             graph.output(build(*nodes))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a negative exponent of an unsigned array
         return False
     cases.append((label, GraphModule(graph), list(inputs)))
     return True
@@ -206,6 +206,13 @@ def special_graphs():
             values = special_values(dtype)
             rows, columns = np.broadcast_arrays(values[:, None], values[None, :])
             add(f"{name}-{dtype}", entry, values) or add(f"{name}-{dtype}", entry, rows.copy(), columns.copy())
+    for dtype in KERNEL_DTYPES:
+        # A scalar exponent: NumPy squares for 2 and takes the square root for 0.5, bit
+        # for bit ("exact-": no vector-math allowance); other exponents call pow.
+        for exponent in (2, 2.0, 0.5, 1, 3, -1, -0.5):
+            label = "exact-power" if exponent in (2, 0.5, 1) else "power"
+            add(f"{label}-{dtype}-scalar-{exponent}", lambda x, e=exponent: REGISTRY["power"](x, e),
+                special_values(dtype))
     for dtype in KERNEL_DTYPES:
         values = special_values(dtype)
         for target in KERNEL_DTYPES:

@@ -78,6 +78,16 @@ def test_integer_powers_with_a_never_negative_exponent_are_supported():
     assert typed(F.pow(Arg(0), Arg(1)), array("int64"), array("uint8", "y")).dtype == np.int64
 
 
+def test_a_scalar_exponent_of_two_one_or_a_half_needs_no_pow_call():
+    # NOTE(scalar-exponent-power): NumPy's loop squares and takes square roots too.
+    x = array("float32")
+    assert typed(F.pow(Arg(0), 2), x) == Call("mul", (x.value, x.value), np.dtype(np.float32))
+    assert typed(F.pow(Arg(0), 0.5), x) == Call("sqrt", (x.value,), np.dtype(np.float32))
+    assert typed(F.pow(Arg(0), 1), x) is x.value
+    assert typed(F.pow(Arg(0), 3), x).op == "pow"
+    assert typed(F.pow(Arg(0), 2), array("int32")).op == "pow"  # integer powers keep their wrap-around helper
+
+
 def test_contiguous_strides_and_offsets():
     env = ShapeEnv()
     s0 = env.create_symbol(5)
