@@ -188,6 +188,7 @@ def sum_to_shape(x, shape):
     leading = x.ndim - len(shape)
     stretched = tuple(leading + index for index, size in enumerate(shape)
                       if could_be_one(size) and size == 1 and x.shape[leading + index] != 1)
-    if leading or stretched:
-        x = op.sum(x, axis=tuple(range(leading)) + stretched, keepdims=True)
+    if not stretched:  # a fresh array of `shape`, not a view of one (NOTE(gradient-stealing))
+        return op.sum(x, axis=tuple(range(leading))) if leading else x
+    x = op.sum(x, axis=tuple(range(leading)) + stretched, keepdims=True)
     return op.reshape(x, shape) if leading else x

@@ -22,6 +22,7 @@ import math
 
 from ...graph import Graph, Node, SymInt, TensorMeta
 from ...graph.node import map_nodes
+from ...ops.views import permutation
 from .joint import Joint
 from .mincut import min_cut
 
@@ -121,8 +122,51 @@ def split(joint: Joint, saved: list[Node]) -> Partition:
     outputs = joint.outputs
     extra = [node for node in saved if node.kind != "placeholder" and not any(node is value for value in outputs)]
     forward = extract("forward", joint.graph, joint.primals, (*outputs, *extra), impure=True)
-    backward = extract("backward", joint.graph, [*saved, *joint.tangents], tuple(grads))
+    backward = extract("backward", joint.graph, [*saved, *joint.tangents], tuple(grads),
+                       swapped=_transposed_products(grads))
     return Partition(forward, backward, saved, saved_bytes(saved))
+
+
+# NOTE(gradient-layout): the gradient of a matrix used transposed (`x @ w.T`, a linear
+# layer's weight) is the transpose of a product, (x.T @ g).T: a view in column order,
+# which `.grad` copies into row order (NOTE(gradient-stealing) takes only a fresh
+# C-ordered array). The backward graph computes such a gradient as g.T @ x instead, the
+# same product with its operands transposed and swapped, which BLAS reads in place: it
+# comes out fresh and C-ordered, and `.grad` takes it without a copy (in the harness's
+# MLP training step, two 2 MB copies a step). The product is the same; its bits may
+# differ from the tape's in the last place, as BLAS sums the swapped problem in another
+# order (as it does for another thread count).
+def _transposed_products(grads: list[Node]) -> set[Node]:
+    """The gradients NOTE(gradient-layout) computes as swapped products: transposes of a
+    2-D matmul of 2-D operands that nothing else reads."""
+    found = set()
+    for grad in grads:
+        product = grad.args[0] if _full_transpose(grad) else None
+        if (product is not None and getattr(product.target, "name", None) == "matmul" and not product.kwargs
+                and len(product.users) == 1 and all(map(_matrix, product.args))):
+            found.add(grad)
+    return found
+
+
+def _swapped_product(graph: Graph, transposed: Node, copies: dict[Node, Node]) -> Node:
+    """`transposed`, (a @ b).T, as b.T @ a.T (NOTE(gradient-layout))."""
+    def transpose(operand: Node) -> Node:
+        if _full_transpose(operand) and operand.args[0] in copies:  # the transpose of a transpose is its operand
+            return copies[operand.args[0]]
+        return graph.call(transposed.target, copies[operand])
+
+    second, first = map(transpose, transposed.args[0].args)
+    return graph.call(transposed.args[0].target, first, second)
+
+
+def _full_transpose(node: Node) -> bool:
+    """Whether `node` is the transpose of a matrix (its two axes swapped)."""
+    return (getattr(node.target, "name", None) == "transpose" and not node.kwargs and _matrix(node)
+            and _matrix(node.args[0]) and permutation(node.args[1] if len(node.args) > 1 else None, 2) == (1, 0))
+
+
+def _matrix(value) -> bool:
+    return isinstance(value, Node) and isinstance(value.meta, TensorMeta) and value.meta.ndim == 2
 
 
 def _symbol_sources(joint: Joint, saved: list[Node], grads: list[Node]) -> list[Node]:
@@ -173,10 +217,12 @@ def _ancestors(roots, stop: set[Node]) -> set[Node]:
     return found
 
 
-def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, impure: bool = False) -> Graph:
+def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, impure: bool = False,
+            swapped: set[Node] = frozenset()) -> Graph:
     """A new graph computing `outputs` of `source` from `inputs` (its placeholders, in
     that order), with every node it needs copied in `source`'s order; `impure`: also
-    every impure call (a random draw runs, and moves the stream, though nothing reads it)."""
+    every impure call (a random draw runs, and moves the stream, though nothing reads it);
+    `swapped`: transposed products computed as swapped ones (NOTE(gradient-layout))."""
     graph = Graph(name, shape_env=source.shape_env)
     copies: dict[Node, Node] = {}
     for node in inputs:
@@ -188,6 +234,9 @@ def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, imp
             continue
         if node.kind == "constant":
             copies[node] = graph.constant(node.target, node.name)
+        elif node in swapped:
+            with graph.at(node.loc):
+                copies[node] = _swapped_product(graph, node, copies)
         elif node.kind == "call":
             with graph.at(node.loc):
                 copies[node] = graph.call(node.target, *map_nodes(node.args, copies.__getitem__),
@@ -195,5 +244,7 @@ def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, imp
         else:
             raise AssertionError(f"graph {name} would read placeholder {node.name}, which it does not take")
     graph.output(map_nodes(outputs, copies.__getitem__))
+    if swapped:
+        graph.eliminate_dead_code()  # the products the swapped ones replace
     graph.lint()
     return graph

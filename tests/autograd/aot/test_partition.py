@@ -105,3 +105,20 @@ def test_symbolic_sizes_flow_into_the_backward():
             x = np.linspace(0, 1, size * 4).reshape(size, 4)
             _, (grad,) = run(cut, [x], [np.array(1.0)])
             np.testing.assert_allclose(grad, np.cos(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("partitioner", ["default", "min_cut"])
+def test_the_gradient_of_a_matrix_used_transposed_comes_out_row_ordered(partitioner):
+    # NOTE(gradient-layout): a linear layer's weight gradient, (x.T @ g).T, is computed
+    # as g.T @ x: a fresh C-ordered product, where the transpose was a column-ordered view.
+    joint = joint_of(lambda x, w: ops.sum(ops.tanh(ops.matmul(x, ops.transpose(w)))),
+                     TensorMeta((3, 4), F64), TensorMeta((5, 4), F64))
+    cut = partition(joint, partitioner)
+    grad_w = cut.backward.output_node.args[0][1]
+    assert grad_w.target.name == "matmul"
+    x, w = np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(0, 1, 20).reshape(5, 4)
+    expected = GraphModule(joint.graph)(x, w, np.array(1.0))
+    _, grads = run(cut, [x, w], [np.array(1.0)])
+    np.testing.assert_allclose(grads[1], expected[2], rtol=1e-14)
+    assert grads[1].flags.c_contiguous and grads[1].base is None
+

@@ -406,3 +406,27 @@ def test_a_random_draw_nothing_reads_still_moves_the_stream(backend):
     assert draws[1][0] == draws[0][0]
     np.testing.assert_array_equal(draws[1][1], draws[0][1])
     np.testing.assert_array_equal(draws[1][2], draws[0][2])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_linear_layers_gradients_become_grad_without_a_copy(backend):
+    # NOTE(gradient-layout) and the bias's sum (sum_to_shape): the backward returns fresh
+    # C-ordered arrays, which NOTE(gradient-stealing) takes as `.grad` as they are.
+    rng = np.random.default_rng(0)
+    x = pyjit.tensor(rng.standard_normal((6, 4)))
+    w, b = leaf(rng.standard_normal((3, 4))), leaf(rng.standard_normal(3))
+
+    def loss(x):
+        return ((x @ w.T + b) ** 2).mean()
+
+    taken = counters["autograd"]["gradients_taken_without_copy"]
+    pyjit.compile(loss, backend=backend)(x).backward()
+    assert counters["autograd"]["gradients_taken_without_copy"] - taken == 2
+
+    def on_arrays(w_value, b_value):
+        return ((x.numpy() @ w_value.T + b_value) ** 2).mean()
+
+    for index, parameter in enumerate((w, b)):
+        want = numerical_vjp(on_arrays, [w.numpy(), b.numpy()], index, [np.array(1.0)])
+        np.testing.assert_allclose(parameter.grad.numpy(), want, rtol=1e-6)
+        assert parameter.grad.numpy().flags.c_contiguous
