@@ -100,16 +100,28 @@ def test_a_result_glibc_keeps_pages_for_is_numpys_own_allocation(launcher):
     assert (after["hits"], after["misses"], after["cached_bytes"]) == (before["hits"], before["misses"], 0)
 
 
-@pytest.mark.parametrize("size", [0, 1, 3, 17, 1000, 1 << 20])
-def test_smaller_arrays_start_on_a_cache_line_and_own_their_data(launcher, size):
+@pytest.mark.parametrize("size", [0, 1, 3, 17, 1000, 8191])
+def test_small_arrays_start_on_a_cache_line_and_own_their_data(launcher, size):
     # NOTE(line-aligned-buffers): two threads writing neighbouring slices of one buffer
     # must not share a line; malloc and NumPy promise only 16 bytes.
     result = launcher(*inputs(size))
     assert result.ctypes.data % 64 == 0 and result.flags.owndata and result.base is None
     np.testing.assert_array_equal(result, 2 * inputs(size)[0] + 1)
-    result.resize(size + 5, refcheck=False)  # the handler's realloc, then its free
-    np.testing.assert_array_equal(result[:size], 2 * inputs(size)[0] + 1)
+    for grown in (size + 5, 3 * size + 1000, size // 2):  # the handler's realloc moves the data with the block
+        result.resize(grown, refcheck=False)
+        assert result.ctypes.data % 64 == 0
+        kept = min(size, grown)
+        np.testing.assert_array_equal(result[:kept], (2 * inputs(size)[0] + 1)[:kept])
     del result
+
+
+def test_larger_arrays_are_numpys_own(launcher):
+    # NOTE(line-aligned-buffers): from 64 KiB (and below the block cache's size) a result
+    # is allocated as NumPy allocates, so glibc reuses blocks between NumPy's and ours.
+    result = launcher(*inputs(8192))
+    assert np._core.multiarray.get_handler_name(result) == "default_allocator"
+    assert result.flags.owndata and result.base is None
+    np.testing.assert_array_equal(result, 2 * inputs(8192)[0] + 1)
 
 
 def test_reset_empties_the_cache(launcher):
