@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 
+from .. import _C
 from ..ops import REGISTRY
 from ..ops.views import is_basic
 from ..utils import counters
@@ -57,7 +58,9 @@ _COMPARISON_FUNCTIONS = frozenset({"allclose", "array_equal", "array_equiv"})
 # engine also sends to another leaf, or one a saved value holds has more references and
 # is copied, so `.grad` never shares memory with anything the program can see. Fresh
 # gradients are what compiled backward graphs return: the copy cost about a tenth of a
-# compiled training step.
+# compiled training step. While pyjit's frame hook is installed (a backward run inside a
+# compiled function), CPython makes no inlined Python-to-Python calls, and the call that
+# hands the gradient over keeps one more reference on its caller's stack: 5 then.
 _UNSHARED_GRADIENT_REFERENCES = 4
 
 
@@ -242,7 +245,8 @@ class Tensor(TensorMethods):
         module = array_module(grad if is_traced(grad) else self._array)  # a traced gradient records (NOTE(make-fx))
         if self._grad is None:
             if (type(grad) is np.ndarray and grad.dtype == self.dtype and grad.base is None and grad.flags.c_contiguous
-                    and grad.flags.writeable and sys.getrefcount(grad) <= _UNSHARED_GRADIENT_REFERENCES):
+                    and grad.flags.writeable
+                    and sys.getrefcount(grad) <= _UNSHARED_GRADIENT_REFERENCES + _C.hook_installed()):
                 self._grad = _new(grad)  # NOTE(gradient-stealing)
                 counters["autograd"]["gradients_taken_without_copy"] += 1
             else:

@@ -276,20 +276,43 @@ def test_a_fresh_first_gradient_becomes_grad_without_a_copy(compiled):
     assert counters["autograd"]["gradients_taken_without_copy"] == 1
 
 
-def test_a_gradient_a_hook_kept_is_copied_into_grad():
+def backward_inside_a_compiled_function(loss):
+    """`loss().backward()` run from a compiled function, where pyjit's frame hook is
+    installed (the backward breaks the graph; its resume function runs it)."""
+    def step():
+        loss().backward()
+    pyjit.compile(step, backend="aot_eager")()
+
+
+@pytest.mark.parametrize("where", ["plain", "compiled function"])
+def test_a_fresh_first_gradient_becomes_grad_without_a_copy_where_the_frame_hook_is(where):
+    counters.clear()
+    w = pyjit.tensor(np.ones((3, 2)), requires_grad=True)
+    x = pyjit.tensor(np.arange(6.0).reshape(2, 3))
+    loss = pyjit.compile(lambda: (x @ w).sum(), backend="aot_eager")
+    if where == "plain":
+        loss().backward()
+    else:
+        backward_inside_a_compiled_function(loss)
+    assert counters["autograd"]["gradients_taken_without_copy"] == 1
+
+
+@pytest.mark.parametrize("backward", [lambda loss: loss().backward(), backward_inside_a_compiled_function])
+def test_a_gradient_a_hook_kept_is_copied_into_grad(backward):
     w = pyjit.tensor(np.ones(3), requires_grad=True)
     kept = []
     w.register_hook(kept.append)
-    (w * 2.0).sum().backward()
-    (w * 2.0).sum().backward()  # accumulates into .grad in place
+    backward(lambda: (w * 2.0).sum())
+    backward(lambda: (w * 2.0).sum())  # accumulates into .grad in place
     assert not np.shares_memory(w.grad.numpy(), kept[0].numpy())
     np.testing.assert_array_equal(kept[0].numpy(), np.full(3, 2.0))
     np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 4.0))
 
 
-def test_one_gradient_sent_to_two_leaves_gives_each_its_own_grad():
+@pytest.mark.parametrize("backward", [lambda loss: loss().backward(), backward_inside_a_compiled_function])
+def test_one_gradient_sent_to_two_leaves_gives_each_its_own_grad(backward):
     a, b = pyjit.tensor(np.ones(3), requires_grad=True), pyjit.tensor(np.ones(3), requires_grad=True)
-    (a + b).sum().backward()  # add's VJP sends the same array to both
+    backward(lambda: (a + b).sum())  # add's VJP sends the same array to both
     assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
     a.grad.numpy()[:] = 5.0
     np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))
