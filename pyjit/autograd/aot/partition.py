@@ -234,7 +234,7 @@ def extract(name: str, source: Graph, inputs: list[Node], outputs: tuple, *, imp
             continue
         if node.kind == "constant":
             copies[node] = graph.constant(node.target, node.name)
-        elif node in swapped:
+        elif node in swapped and all(operand in copies for operand in node.args[0].args):
             with graph.at(node.loc):
                 copies[node] = _swapped_product(graph, node, copies)
         elif node.kind == "call":
