@@ -1,5 +1,5 @@
-"""The kernels' OpenMP team as a process-wide resource: NumPy's BLAS jobs run on it, and
-a forked child can still run kernels.
+"""The kernels' OpenMP team as a process-wide resource: NumPy's BLAS jobs run on it, a
+forked child can still run kernels, and kernels ask whether its threads share a CPU.
 
 NOTE(blas-pool): NumPy's OpenBLAS (the pthreads build its wheels bundle) keeps a pool
 of its own beside libgomp's team, and its idle workers busy-spin about 0.1 s after each
@@ -29,6 +29,20 @@ What the callback must get right, read from OpenBLAS 0.3.31's `exec_threads`:
 `pyjit.config.blas_threads = "openblas"` (PYJIT_BLAS_THREADS) leaves OpenBLAS's pool as
 it was; setting it back and loading kernels hands the callback out again.
 
+NOTE(stacked-team): on some virtual machines (this one: KVM, kernel 6.18) the scheduler
+wakes a sleeping thread on the CPU of the thread that wakes it, even with another CPU
+idle. A team whose worker slept then shares the caller's CPU, and keeps sharing it: each
+call of a 40 µs loop took 95 µs, its serial time plus both threads' bounded spins
+(NOTE(omp-wait-policy)), where one thread took 43 µs and two CPUs 25 µs. The library
+below answers `pyjit_team_apart()`, which kernels ask before a loop of middling work
+(c_renderer's APART_CHECKED_BELOW) goes on threads: every 256th question of a thread
+runs an empty region in which each team thread compares its CPU with the caller's, and
+the answer stands until the next. A stacked team runs those loops serially (the worker
+then sleeps, and the next probe is likely to wake it stacked again); a team apart keeps
+them on threads. Loops with more work always go on threads: there the scheduler moves a
+stacked thread within the call. Kernels declare the function weak: loaded where this
+library is not, they take the team as apart.
+
 NOTE(fork-child): libgomp does not survive fork: a child forked after a parallel region
 waits forever for the parent's team at its first region (a kernel, or a product through
 the callback). The library below registers a `pthread_atfork` child handler that takes
@@ -48,7 +62,7 @@ import threading
 from .. import config
 from . import build
 
-__all__ = ["BlasPool", "share_with_blas", "state"]
+__all__ = ["BlasPool", "share_with_blas", "state", "team_probes"]
 
 _SOURCE = r"""
 /* NOTE(blas-pool), NOTE(fork-child) in pyjit/codegen/threads.py */
@@ -56,6 +70,7 @@ _SOURCE = r"""
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +243,36 @@ int pyjit_share_blas(int share) {
   return active;
 }
 
+/* NOTE(stacked-team): whether this thread's team runs on CPUs of its own, asked by the
+   kernels before a loop of middling work goes on threads. Every PROBE_INTERVAL-th call
+   runs an empty region in which each team thread compares its CPU with the caller's. */
+#define PROBE_INTERVAL 256
+static _Thread_local int64_t team_questions;
+static _Thread_local int team_apart = 1;
+static int64_t probes, stacked_probes;
+
+int pyjit_team_apart(void) {
+#ifdef _OPENMP
+  if (team_questions++ % PROBE_INTERVAL != 0) return team_apart;
+  if (omp_get_max_threads() < 2) return team_apart = 1;
+  const int caller = sched_getcpu();
+  int stacked = 0;
+#pragma omp parallel reduction(|: stacked)
+  {
+    if (omp_get_thread_num() != 0 && sched_getcpu() == caller) stacked = 1;
+  }
+  __atomic_add_fetch(&probes, 1, __ATOMIC_RELAXED);
+  if (stacked) __atomic_add_fetch(&stacked_probes, 1, __ATOMIC_RELAXED);
+  team_apart = !stacked;
+#endif
+  return team_apart;
+}
+
+void pyjit_team_probes(int64_t out[2]) {
+  out[0] = __atomic_load_n(&probes, __ATOMIC_RELAXED);
+  out[1] = __atomic_load_n(&stacked_probes, __ATOMIC_RELAXED);
+}
+
 /* calls, lowest and highest slot used, jobs run on threads of their own. */
 void pyjit_blas_jobs(int64_t out[4]) {
   pthread_mutex_lock(&one_call);
@@ -291,16 +336,28 @@ def state() -> BlasPool:
     return BlasPool(libraries, list(jobs))
 
 
+def team_probes() -> tuple[int, int]:
+    """(probes run, probes that found the team stacked on the caller's CPU) in this
+    process (NOTE(stacked-team)); loads the team's library if needed."""
+    with _lock:
+        library = _loaded()
+    counts = (ctypes.c_int64 * 2)()
+    library.pyjit_team_probes(counts)
+    return counts[0], counts[1]
+
+
 def _loaded() -> ctypes.CDLL:
     global _library
     if _library is None:
         kernels = build.load(_SOURCE)  # built and cached like kernels, with their compiler and OpenMP
         # Never unloaded: OpenBLAS and the fork handler keep pointers into it.
-        library = ctypes.CDLL(kernels.path, mode=os.RTLD_NOW | os.RTLD_NODELETE)
+        # Global: kernels call its pyjit_team_apart (NOTE(stacked-team)).
+        library = ctypes.CDLL(kernels.path, mode=os.RTLD_NOW | os.RTLD_NODELETE | os.RTLD_GLOBAL)
         library.pyjit_share_blas.argtypes = [ctypes.c_int]
         library.pyjit_blas_jobs.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         library.pyjit_blas_library.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int),
                                                ctypes.POINTER(ctypes.c_int)]
         library.pyjit_blas_library.restype = ctypes.c_char_p
+        library.pyjit_team_probes.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         _library = library
     return _library

@@ -14,7 +14,7 @@ import pyjit.ops as ops
 from pyjit import _C, config
 from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen import build
-from pyjit.codegen.c_renderer import (PARALLEL_MIN_WORK, PRELUDE, TILE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
+from pyjit.codegen.c_renderer import (APART_CHECKED_BELOW, PARALLEL_MIN_WORK, PRELUDE, TILE, VECTOR_MATH, VECTOR_MATH_ULPS, float_literal,
                                       index_text, kernel_variants, literal, render_kernel, render_unit)
 from pyjit.codegen.index import Index
 from pyjit.codegen.scheduler import schedule
@@ -63,8 +63,23 @@ def test_a_small_kernel_stays_on_one_thread():
     assert "parallel" not in text and "#pragma omp simd" in text
 
 
-def parallel_and_serial_copies(text: str, condition: str) -> tuple[str, str]:
-    """The two branches NOTE(serial-copy) renders for a symbolic amount of work."""
+def test_a_middling_loop_goes_on_threads_only_while_the_team_is_apart():
+    """NOTE(stacked-team): below APART_CHECKED_BELOW a stacked team runs the serial copy;
+    from there on the loop always goes on threads."""
+    middling = render_kernel(kernel_of(lambda x: ops.add(x, 1.0), TensorMeta((PARALLEL_MIN_WORK,), F32)))
+    _, branches = middling.split("if (pyjit_team_apart_here()) {\n", 1)
+    parallel, serial = branches.split("} else {\n", 1)
+    assert "#pragma omp parallel" in parallel and "parallel" not in serial and "#pragma omp simd" in serial
+    large = render_kernel(kernel_of(lambda x: ops.add(x, 1.0), TensorMeta((APART_CHECKED_BELOW,), F32)))
+    assert "pyjit_team_apart_here()" not in large and "#pragma omp parallel" in large
+
+
+def parallel_and_serial_copies(text: str, work: str) -> tuple[str, str]:
+    """The two branches NOTE(serial-copy) renders for a symbolic amount of `work`: on
+    threads from PARALLEL_MIN_WORK, when the team is apart below APART_CHECKED_BELOW
+    (NOTE(stacked-team))."""
+    condition = (f"({work}) >= {PARALLEL_MIN_WORK} && "
+                 f"(({work}) >= {APART_CHECKED_BELOW} || pyjit_team_apart_here())")
     _, parallel_and_serial = text.split(f"if ({condition}) {{\n", 1)
     parallel, serial = parallel_and_serial.split("} else {\n", 1)
     return parallel, serial
@@ -77,9 +92,9 @@ def symbolic_cases():
     s0, s1 = env.create_symbol(10), env.create_symbol(20)
     edge = PARALLEL_MIN_WORK
     return env, [
-        ("add", lambda x: ops.add(x, 1.0), (s0,), f"(s0) >= {edge}", [(edge - 1,), (edge,), (edge + 1,), (16,)]),
-        ("sum", lambda x: ops.sum(x), (s0,), f"(s0) >= {edge}", [(edge - 1,), (edge,), (edge + 1,)]),
-        ("column sum", lambda x: ops.sum(x, axis=0), (s0, s1), f"(s1 + s0*s1) >= {edge}",
+        ("add", lambda x: ops.add(x, 1.0), (s0,), "s0", [(edge - 1,), (edge,), (edge + 1,), (16,)]),
+        ("sum", lambda x: ops.sum(x), (s0,), "s0", [(edge - 1,), (edge,), (edge + 1,)]),
+        ("column sum", lambda x: ops.sum(x, axis=0), (s0, s1), "s1 + s0*s1",
          [(1022, 512), (1023, 512), (1024, 512), (3, 7)])]
 
 
@@ -172,7 +187,7 @@ def test_symbolic_sizes_still_run_the_batch_outermost():
     env = ShapeEnv()
     batch, rows = env.create_symbol(8), env.create_symbol(300)
     text = render_kernel(kernel_of(lambda x: ops.sum(x, axis=1), TensorMeta((batch, rows, 40), F32), shape_env=env))
-    parallel, _ = parallel_and_serial_copies(text, f"(40*s0 + 40*s0*s1) >= {PARALLEL_MIN_WORK}")
+    parallel, _ = parallel_and_serial_copies(text, "40*s0 + 40*s0*s1")
     assert "omp for" not in text and parallel.lstrip().startswith("#pragma omp parallel for\n")
 
 

@@ -120,7 +120,8 @@ def test_the_openblas_setting_keeps_openblas_pool_until_set_back():
 def test_an_unknown_setting_is_refused_naming_it():
     env = dict(os.environ, PYJIT_BLAS_THREADS="both", PYJIT_CACHE_DIR=config.cache_dir)
     code = "import numpy as np, pyjit\npyjit.compile(lambda x: x + 1)(np.ones(4))"
-    child = subprocess.run([sys.executable, "-P", "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    child = subprocess.run([sys.executable, "-W", "error", "-P", "-c", code], env=env, capture_output=True, text=True,
+                           timeout=300)  # a kernel that failed to load would warn, then run eagerly
     assert child.returncode != 0
     assert "pyjit.config.blas_threads (PYJIT_BLAS_THREADS) is 'both'" in child.stderr
 
@@ -148,3 +149,36 @@ def test_a_forked_child_runs_kernels_and_products():
     assert result["finished"], "the forked child hung"
     assert result["exit_code"] == 0
     assert result["parent_bits"]
+
+
+def test_a_team_stacked_on_one_cpu_runs_middling_loops_on_the_calling_thread():
+    # NOTE(stacked-team): every thread of the process on one CPU, so the team is stacked
+    result = run("""
+        cpu = {min(os.sched_getaffinity(0))}
+        for task in os.listdir("/proc/self/task"):
+            os.sched_setaffinity(int(task), cpu)
+        add = pyjit.compile(lambda v: v + 1)  # 2**20 elements of work: a middling loop
+        y = np.arange(1 << 20, dtype=np.float32)
+        for _ in range(600):
+            out = add(y)
+        assert np.array_equal(out, y + 1)
+        print(json.dumps(dict(zip(("probes", "stacked"), threads.team_probes()))))
+    """, OMP_NUM_THREADS="2")
+    assert result["probes"] >= 2 and result["stacked"] == result["probes"]
+
+
+def test_kernels_loaded_without_the_teams_library_go_on_threads():
+    # NOTE(stacked-team): the kernels ask the library through a weak symbol
+    code = textwrap.dedent("""
+        import numpy as np, pyjit
+        from pyjit.codegen import threads
+        threads.share_with_blas = lambda: None  # the CPU target loads kernels without the library
+        add = pyjit.compile(lambda v: v + 1)
+        y = np.arange(1 << 20, dtype=np.float32)
+        assert np.array_equal(add(y), y + 1) and threads._library is None
+        print("ok")
+    """)
+    env = dict(os.environ, PYJIT_CACHE_DIR=config.cache_dir, OMP_NUM_THREADS="2")
+    child = subprocess.run([sys.executable, "-W", "error", "-P", "-c", code], env=env, capture_output=True, text=True,
+                           timeout=300)  # a kernel that failed to load would warn, then run eagerly
+    assert child.returncode == 0 and child.stdout.strip() == "ok", child.stderr
