@@ -167,7 +167,7 @@ def test_a_team_stacked_on_one_cpu_runs_middling_loops_on_the_calling_thread():
     assert result["probes"] >= 2 and result["stacked"] == result["probes"]
 
 
-def test_kernels_loaded_without_the_teams_library_go_on_threads():
+def test_kernels_loaded_without_the_teams_library_load_and_run():
     # NOTE(stacked-team): the kernels ask the library through a weak symbol
     code = textwrap.dedent("""
         import numpy as np, pyjit
