@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -228,7 +227,7 @@ int block_cache_init() {
 
 static_assert(sizeof(npy_intp) == sizeof(Py_ssize_t), "NumPy's sizes are Py_ssize_t wide");
 
-// NOTE(line-aligned-buffers): the launcher's other arrays start on a cache line. A
+// NOTE(line-aligned-buffers): the launcher's small arrays start on a cache line. A
 // columnar reduction's team of threads (NOTE(columnar-reductions)) accumulates into a
 // buffer, each thread its own slice of columns, every row group; when the buffer starts
 // off a line (malloc and NumPy promise 16 bytes), the line holding the slices' boundary
