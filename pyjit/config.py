@@ -8,10 +8,20 @@
 
 Settings are process-wide (not per thread); code reads them when it needs them, so a
 change applies to what is compiled or run after it.
+
+NOTE(config-checks): a value is checked when it is set (assignment or `patch`), so a
+wrong one fails at the line that set it, with the setting's name, not later inside a
+compile: each setting takes the type of its default (a bool, an int, a number, a
+string, a path for the directories) and `remote_cache` a redis://HOST:PORT/DB address.
+A wrong value from an environment variable warns once at import and is not used.
 """
 
 import contextlib
 import os
+import sys
+import types
+import urllib.parse
+import warnings
 
 # Names in the module so far (dunders and imports); every later public name but the
 # functions is a setting, so the list of settings is never typed twice.
@@ -116,6 +126,8 @@ def patch(changes=None, /, **settings):
     if unknown:
         raise AttributeError(f"pyjit.config has no setting {', '.join(map(repr, unknown))}; "
                              f"the settings are {', '.join(_SETTINGS)}")
+    for name, value in settings.items():
+        _check(name, value)
     return _patched(settings)
 
 
@@ -129,3 +141,73 @@ def _patched(settings):
         yield
     finally:
         globals().update(saved)
+
+
+# ---- checking values (NOTE(config-checks)) ------------------------------------------
+
+_PATHS = ("cache_dir", "trace_dir")
+_OPTIONAL = {"trace_dir", "remote_cache", "aot_partitioner"}  # None: off, or the backend's choice
+
+
+def _check(name: str, value) -> None:
+    """Raise TypeError or ValueError, naming the setting, if `value` cannot be `name`."""
+    if value is None and name in _OPTIONAL:
+        return
+    default = _DEFAULTS[name]
+    if name in _PATHS:
+        expected, wanted = (str, os.PathLike), "a path (str)"
+    elif isinstance(default, bool):
+        expected, wanted = bool, "True or False"
+    elif isinstance(default, int):
+        expected, wanted = int, "an int"
+    elif isinstance(default, float):
+        expected, wanted = (int, float), "a number"
+    else:
+        expected, wanted = str, "a string"
+    if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
+        raise TypeError(f"pyjit.config.{name} must be {wanted}{' or None' if name in _OPTIONAL else ''}, "
+                        f"not {type(value).__name__} {value!r}")
+    if name == "remote_cache":
+        redis_address(value)
+
+
+def redis_address(url: str) -> tuple[str, int, int, str | None]:
+    """(host, port, database, password) of a redis://[:PASSWORD@]HOST[:PORT][/DB]
+    address; ValueError naming config.remote_cache if it is not one."""
+    problem = None
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # ValueError when not a number in 0..65535
+    except ValueError as error:
+        parts, port, problem = None, None, str(error)
+    if problem is None and (parts.scheme != "redis" or not parts.hostname):
+        problem = "it is not a redis://HOST:PORT/DB address"
+    elif problem is None and port == 0:
+        problem = "port 0 is no server's port"
+    database = parts.path.strip("/") if parts else ""
+    if problem is None and database and not (database.isascii() and database.isdigit()):
+        problem = f"the database {database!r} is not a number"
+    if problem is not None:
+        raise ValueError(f"pyjit.config.remote_cache (PYJIT_REMOTE_CACHE) {url!r}: {problem}")
+    return parts.hostname, port or 6379, int(database or 0), parts.password
+
+
+class _CheckedSettings(types.ModuleType):
+    """This module's type: setting a setting checks the value first."""
+
+    def __setattr__(self, name, value):
+        if name in _SETTINGS:
+            _check(name, value)
+        super().__setattr__(name, value)
+
+
+_DEFAULTS = {name: globals()[name] for name in _SETTINGS}
+_DEFAULTS.update(trace_dir="", remote_cache="")
+if remote_cache is not None:
+    try:
+        _check("remote_cache", remote_cache)
+    except ValueError as error:
+        warnings.warn(f"pyjit: {error}; the remote kernel cache is off", stacklevel=2)
+        remote_cache = None
+if vars(sys.modules.get(__name__, sys)) is globals():  # not when a test runs a fresh copy
+    sys.modules[__name__].__class__ = _CheckedSettings

@@ -132,3 +132,36 @@ def test_patch_is_process_wide():
         thread.start()
         thread.join()
     assert seen == [1]
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("remote_cache", 6379, "remote_cache must be a string or None, not int"),
+    ("remote_cache", b"redis://h:1/0", "remote_cache must be a string or None, not bytes"),
+    ("recompile_limit", "8", "recompile_limit must be an int, not str"),
+    ("recompile_limit", True, "recompile_limit must be an int, not bool"),
+    ("verbose", 1, "verbose must be True or False, not int"),
+    ("aot_memory_budget", "0.5", "aot_memory_budget must be a number, not str"),
+    ("cache_dir", None, "cache_dir must be a path"),
+    ("trace_dir", 3, "trace_dir must be a path .* or None"),
+])
+def test_a_value_of_the_wrong_type_is_refused_when_set_naming_the_setting(name, value, message):
+    before = getattr(config, name)
+    with pytest.raises(TypeError, match=f"pyjit.config.{message}"):
+        setattr(config, name, value)
+    with pytest.raises(TypeError, match=f"pyjit.config.{message}"):
+        config.patch({name: value})
+    assert getattr(config, name) is before
+
+
+def test_values_of_the_right_type_are_taken(tmp_path):
+    with config.patch(cache_dir=tmp_path, aot_memory_budget=1, remote_cache="redis://localhost/2", trace_dir=None):
+        assert (config.cache_dir, config.aot_memory_budget, config.remote_cache) == (tmp_path, 1,
+                                                                                     "redis://localhost/2")
+
+
+def test_a_bad_remote_cache_in_the_environment_warns_and_is_not_used(monkeypatch):
+    monkeypatch.setenv("PYJIT_REMOTE_CACHE", "redis://127.0.0.1:0/0")
+    fresh = importlib.util.module_from_spec(importlib.util.find_spec("pyjit.config"))
+    with pytest.warns(UserWarning, match=r"PYJIT_REMOTE_CACHE\) 'redis://127.0.0.1:0/0': port 0 .* cache is off"):
+        fresh.__spec__.loader.exec_module(fresh)
+    assert fresh.remote_cache is None

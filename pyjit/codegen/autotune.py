@@ -4,7 +4,7 @@ NOTE(autotune-records): a choice among a fixed set (a CUDA block size, NOTE(cuda
 autotune); a C kernel's variant, NOTE(cpu-autotune)) is looked up, in order, in the
 disk cache (`<directory>/<key>.json`, read and written under the kernel cache's rules:
 a file of the user's that no one else may write, renamed into place) and the remote
-cache (`pyjit:autotune:<key>`, signed as kernels are: NOTE(remote-cache)); only then is
+cache (`pyjit:<key id>:autotune:<key>`, signed as kernels are: NOTE(remote-cache)); only then is
 each choice timed and the fastest kept, stored in both (one fetched from the server is
 written to disk). A record that is not one of the choices (corrupt, foreign, from
 another version) is timed again and overwritten. counters["inductor"]["autotuned"]

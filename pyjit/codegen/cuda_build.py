@@ -9,7 +9,7 @@ versions of CuPy, the CUDA runtime and NVRTC, so a new GPU or toolkit compiles a
 cubin is used only if it and its sidecar are regular files of the user's that no one
 else may write, and its hash matches; anything else is compiled again and replaced
 (written to a temporary name, then renamed). After the disk, the remote cache is asked
-(`pyjit:cubin:<key>`, signed: NOTE(remote-cache)); a cubin compiled here is stored there,
+(`pyjit:<key id>:cubin:<key>`, signed: NOTE(remote-cache)); a cubin compiled here is stored there,
 one fetched is written to disk. Without the NVRTC wheel, CuPy compiles the source itself
 (its own cache).
 NOTE(cuda-launch): `CudaLibrary.kernel(name, buffers, sizes)` is called as the C kernels

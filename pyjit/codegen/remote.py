@@ -2,11 +2,15 @@
 
 NOTE(remote-cache): with `config.remote_cache = "redis://HOST:PORT/DB"`
 (PYJIT_REMOTE_CACHE), `build.load` looks a kernel up, after this process's table and
-the disk cache (NOTE(kernel-cache)), under `pyjit:kernel:<disk cache key>` in Redis;
-a kernel it compiles is stored there. A fetched library is written to the disk cache
-as if it had been compiled here, so the disk cache stays the first level. CUDA cubins
-(`pyjit:cubin:<key>`, NOTE(cuda-cache)) and autotuning choices (`pyjit:autotune:<key>`,
-NOTE(cuda-autotune)) are shared the same way: each entry's kind is part of its name.
+the disk cache (NOTE(kernel-cache)), under `pyjit:<key id>:kernel:<disk cache key>` in
+Redis; a kernel it compiles is stored there. A fetched library is written to the disk
+cache as if it had been compiled here, so the disk cache stays the first level. CUDA
+cubins (`pyjit:<key id>:cubin:<key>`, NOTE(cuda-cache)) and autotuning choices
+(`pyjit:<key id>:autotune:<key>`, NOTE(cuda-autotune)) are shared the same way: each
+entry's kind is part of its name. The key id (16 hex digits of an HMAC of a fixed text
+under the signing key) keeps the entries of each signing key apart: a process given
+another key, by mistake or not, finds none of the fleet's entries and overwrites none
+of them, so it cannot make the rest of the fleet rebuild.
 
 Loading a shared library is running its code, so entries are signed: an entry is
 `pyjit-kernel-1` + HMAC-SHA256(key, Redis key + library) + library, the key being the
@@ -19,10 +23,12 @@ is overwritten with the signed library. Without a key the remote cache is off, w
 warning. The server is trusted with nothing but availability.
 
 The server is never waited on for long: every request (connect, send and reply) must
-finish within TIMEOUT seconds. A server that is down, slow, full (Redis refuses
-writes once at maxmemory) or answers nonsense makes the kernel compile locally, warns
-once per process, and the remote cache is left alone for RETRY_AFTER seconds, so later
-compiles do not each wait for the timeout. Redis is spoken to directly (a few lines of
+finish within TIMEOUT seconds. Its replies are read with bounds, never recursion: a
+line of MAX_LINE bytes, an entry of MAX_ENTRY, arrays MAX_DEPTH deep with MAX_ITEMS
+elements. A server that is down, slow, full (Redis refuses writes once at maxmemory)
+or answers nonsense (over a bound, cut short, not RESP) makes the kernel compile
+locally, warns once per process, and the remote cache is left alone for RETRY_AFTER
+seconds, so later compiles do not each wait for the timeout. Redis is spoken to directly (a few lines of
 RESP2 over a socket): the standard library is enough, and no client package is needed.
 
 Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_stores"],
@@ -37,7 +43,6 @@ import os
 import socket
 import threading
 import time
-import urllib.parse
 import warnings
 
 from .. import config, trace
@@ -48,6 +53,9 @@ __all__ = ["RemoteCache", "RemoteError", "fetch", "reset", "store"]
 TIMEOUT = 0.5  # seconds one request may take in all
 RETRY_AFTER = 30.0  # seconds the cache is left alone after a failure
 MAX_ENTRY = 256 << 20  # a reply larger than this is refused unread
+MAX_DEPTH = 4  # arrays in arrays a reply may nest
+MAX_ITEMS = 1 << 20  # elements of arrays a reply may hold in all
+MAX_LINE = 65536  # bytes of a reply line (a status, error or length)
 _MAGIC = b"pyjit-kernel-1"
 _DIGEST = hashlib.sha256().digest_size
 _FAILED = object()  # what a request to a failing server answers
@@ -104,11 +112,7 @@ def _open_cache(url: str) -> RemoteCache | None:
         _warn_once("no key", f"pyjit: the remote kernel cache {url} is off: set PYJIT_REMOTE_CACHE_KEY to the "
                              f"key its entries are signed with (NOTE(remote-cache))")
         return None
-    try:
-        return RemoteCache(url, secret.encode())
-    except ValueError as error:
-        _warn_once("bad url", f"pyjit: the remote kernel cache is off: {error}")
-        return None
+    return RemoteCache(url, secret.encode())  # the address was checked when set (NOTE(config-checks))
 
 
 def _warn_once(what: str, message: str) -> None:
@@ -121,15 +125,17 @@ class RemoteCache:
     """Signed kernel entries on one Redis server (NOTE(remote-cache))."""
 
     def __init__(self, url: str, secret: bytes):
-        self.host, self.port, self.db, self.password = _parse(url)
+        self.host, self.port, self.db, self.password = config.redis_address(url)
         # What warnings and trace events show: no password.
         self.url = url.replace(f":{self.password}@", ":***@") if self.password else url
         self._secret = secret
+        # Names the signing key without giving it away (NOTE(remote-cache)).
+        self.key_id = hmac.new(secret, b"pyjit remote cache key id", hashlib.sha256).hexdigest()[:16]
         self._connection: _Connection | None = None
         self._down_until = 0.0
 
     def fetch(self, key: str, kind: str = "kernel") -> bytes | None:
-        name = f"pyjit:{kind}:{key}"
+        name = self._name(kind, key)
         entry = self._request(b"GET", name.encode())
         if entry is _FAILED:
             return None
@@ -148,9 +154,12 @@ class RemoteCache:
         return library
 
     def store(self, key: str, library: bytes, kind: str = "kernel") -> None:
-        name = f"pyjit:{kind}:{key}"
+        name = self._name(kind, key)
         if self._request(b"SET", name.encode(), self._signed(name, library)) is not _FAILED:
             counters["inductor"]["remote_stores"] += 1
+
+    def _name(self, kind: str, key: str) -> str:
+        return f"pyjit:{self.key_id}:{kind}:{key}"
 
     def close(self) -> None:
         if self._connection is not None:
@@ -190,14 +199,12 @@ class RemoteCache:
             return _FAILED
 
 
-def _parse(url: str) -> tuple[str, int, int, str | None]:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "redis" or not parts.hostname:
-        raise ValueError(f"config.remote_cache {url!r} is not a redis://HOST:PORT/DB address")
-    path = parts.path.strip("/")
-    if path and not path.isdigit():
-        raise ValueError(f"config.remote_cache {url!r}: the database {path!r} is not a number")
-    return parts.hostname, parts.port or 6379, int(path or 0), parts.password
+def _number(text: bytes) -> int:
+    """A RESP length or integer: an optional minus and at most 19 digits."""
+    digits = text[1:] if text[:1] == b"-" else text
+    if not (0 < len(digits) <= 19 and digits.isdigit()):
+        raise RemoteError(f"the server's reply has {text[:40]!r} where a number belongs")
+    return int(text)
 
 
 class _Connection:
@@ -224,30 +231,55 @@ class _Connection:
         return self._reply(deadline)
 
     def _reply(self, deadline: float):
-        line = self._line(deadline)
+        """One reply, read without recursion: the arrays being filled are a stack, at
+        most MAX_DEPTH deep and MAX_ITEMS elements in all (pyjit's commands need one level)."""
+        arrays: list[tuple[list, int]] = []  # (elements so far, length)
+        items = 0
+        while True:
+            line = self._line(deadline)
+            if line[:1] == b"*" and _number(line[1:]) > 0:
+                items += _number(line[1:])
+                if len(arrays) == MAX_DEPTH or items > MAX_ITEMS:
+                    raise RemoteError(f"the server's reply nests arrays over {MAX_DEPTH} deep "
+                                      f"or holds over {MAX_ITEMS} elements")
+                arrays.append(([], _number(line[1:])))
+                continue
+            value = self._value(line, deadline)
+            while arrays:
+                elements, length = arrays[-1]
+                elements.append(value)
+                if len(elements) < length:
+                    break
+                value = arrays.pop()[0]
+            else:
+                return value
+
+    def _value(self, line: bytes, deadline: float):
+        """The value a reply line starts, other than a non-empty array."""
         kind, rest = line[:1], line[1:]
         if kind == b"+":
             return rest
         if kind == b"-":
             raise RemoteError(rest.decode(errors="replace"))
         if kind == b":":
-            return int(rest)
+            return _number(rest)
         if kind == b"$":
-            size = int(rest)
+            size = _number(rest)
             if size < 0:
                 return None
             if size > MAX_ENTRY:
                 raise RemoteError(f"an entry of {size} bytes is over the limit of {MAX_ENTRY}")
             data = self._read(size + 2, deadline)
+            if data[-2:] != b"\r\n":
+                raise RemoteError("the server's reply is not RESP: an entry runs past its length")
             return data[:-2]
         if kind == b"*":
-            count = int(rest)
-            return None if count < 0 else [self._reply(deadline) for _ in range(count)]
+            return None if _number(rest) < 0 else []
         raise RemoteError(f"the server's reply {line[:40]!r} is not RESP")
 
     def _line(self, deadline: float) -> bytes:
         while b"\r\n" not in self._buffer:
-            if len(self._buffer) > 65536:
+            if len(self._buffer) > MAX_LINE:
                 raise RemoteError("the server's reply line is too long")
             self._receive(deadline)
         line, self._buffer = self._buffer.split(b"\r\n", 1)

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -131,9 +132,9 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def run_child(tmp_path, name, url):
+def run_child(tmp_path, name, url, secret=SECRET):
     environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / name), "PYJIT_REMOTE_CACHE": url,
-                   "PYJIT_REMOTE_CACHE_KEY": SECRET, "PYTHONPATH": PACKAGE_PARENT}
+                   "PYJIT_REMOTE_CACHE_KEY": secret, "PYTHONPATH": PACKAGE_PARENT}
     result = subprocess.run([sys.executable, "-P", "-W", "error", "-c", CHILD], capture_output=True, text=True,
                             env=environment, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
@@ -155,6 +156,25 @@ def test_a_second_machine_compiles_nothing(redis_server, tmp_path):
     again = run_child(tmp_path, "machine-b", redis_server.url)  # the disk cache is the first level
     assert again["counters"].get("remote_hits", 0) == 0 and again["counters"]["disk_hits"] >= 1
     assert again["result"] == first["result"]
+
+
+@needs_redis
+def test_a_worker_with_another_key_leaves_the_fleets_entries_alone(redis_server, tmp_path):
+    fleet = run_child(tmp_path, "machine-a", redis_server.url)
+    stored = redis_server.entries()
+    assert len(stored) == fleet["counters"]["compiles"] >= 1
+
+    # -W error in the child: a refusal warning would fail it; it simply misses.
+    stray = run_child(tmp_path, "machine-b", redis_server.url, secret="a mistyped key")
+    assert stray["counters"]["compiles"] == fleet["counters"]["compiles"]
+    assert stray["counters"].get("remote_rejected", 0) == 0 and stray["result"] == fleet["result"]
+    entries = redis_server.entries()
+    assert {name: entries[name] for name in stored} == stored  # not overwritten
+    assert len(entries) == 2 * len(stored)  # its own, under its own key id
+
+    again = run_child(tmp_path, "machine-c", redis_server.url)  # the fleet compiles nothing
+    assert again["counters"].get("compiles", 0) == 0
+    assert again["counters"]["remote_hits"] == len(stored) and again["result"] == fleet["result"]
 
 
 def tampered(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
@@ -238,6 +258,82 @@ def test_a_server_that_never_answers_times_out(use_remote, monkeypatch):
     assert remote_counts() == {"remote_errors": 1, "compiles": 1}
 
 
+class MisbehavingServer:
+    """A loopback server that answers every command with `reply`, sent in pieces of
+    `piece` bytes `pause` seconds apart, then closes the connection."""
+
+    def __init__(self, reply: bytes, piece: int = 1 << 20, pause: float = 0.0):
+        self.reply, self.piece, self.pause = reply, piece, pause
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.listener.getsockname()[1]}/0"
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.listener.settimeout(0.05)
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                with contextlib.suppress(OSError):
+                    connection.recv(65536)  # the command
+                    for start in range(0, len(self.reply), self.piece):
+                        if self.stopping.wait(self.pause):
+                            break
+                        connection.sendall(self.reply[start:start + self.piece])
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=30)
+        self.listener.close()
+
+
+HOSTILE_REPLIES = {
+    "nested": (b"*1\r\n" * 5000 + b"$1\r\nx\r\n", {}, "nests arrays over"),
+    "wide": (b"*2000000\r\n", {}, "holds over"),
+    "truncated": (b"$100\r\nabc", {}, "closed the connection"),
+    "overrunning": (b"$3\r\nabcdef\r\n", {}, "runs past its length"),
+    "oversized entry": (b"$%d\r\n" % (remote.MAX_ENTRY + 1), {}, "over the limit"),
+    "endless line": (b"+" + b"x" * 70000, {}, "reply line is too long"),
+    "not a number": (b"$1e9\r\n", {}, "where a number belongs"),
+    "not RESP": (b"HTTP/1.1 400 Bad Request\r\n\r\n", {}, "is not RESP"),
+    "slow": (b"$-1\r\n", {"piece": 1, "pause": 0.15}, "no reply within 0.2 s"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_REPLIES)
+def test_a_hostile_reply_warns_once_and_kernels_compile_here(use_remote, monkeypatch, case):
+    reply, pacing, message = HOSTILE_REPLIES[case]
+    monkeypatch.setattr(remote, "TIMEOUT", 0.2)
+    server = MisbehavingServer(reply, **pacing)
+    try:
+        use_remote(server.url)
+        with pytest.warns(UserWarning, match=message) as warned:
+            assert factor_of(build.load(source(11))) == 11.0
+            assert factor_of(build.load(source(12))) == 12.0
+    finally:
+        server.stop()
+    assert len(warned) == 1 and str(warned[0].message).startswith(f"pyjit: the remote kernel cache {server.url} failed")
+    assert remote_counts() == {"remote_errors": 1, "compiles": 2}
+
+
+def test_a_deeply_nested_reply_does_not_fail_compiles(use_remote, monkeypatch):
+    monkeypatch.setattr(remote, "TIMEOUT", 0.2)
+    server = MisbehavingServer(b"*1\r\n" * 5000)
+    try:
+        use_remote(server.url)
+        with pytest.warns(UserWarning, match="nests arrays over"):
+            result = pyjit.compile(lambda x: np.sin(x) * 3 + 1)(np.arange(5.0))
+    finally:
+        server.stop()
+    np.testing.assert_allclose(result, np.sin(np.arange(5.0)) * 3 + 1)
+    assert remote_counts()["compiles"] >= 1
+
+
 def test_without_a_key_the_remote_cache_is_off(use_remote, monkeypatch):
     use_remote(f"redis://127.0.0.1:{free_port()}/0")
     monkeypatch.delenv("PYJIT_REMOTE_CACHE_KEY")
@@ -246,12 +342,30 @@ def test_without_a_key_the_remote_cache_is_off(use_remote, monkeypatch):
     assert remote_counts() == {"compiles": 1}  # no connection was tried
 
 
-@pytest.mark.parametrize(("url", "message"), [("http://localhost:6379", "is not a redis://HOST:PORT/DB address"),
-                                              ("redis://localhost:6379/zero", "the database 'zero' is not a number")])
-def test_a_bad_address_is_a_warning(use_remote, url, message):
-    use_remote(url)
-    with pytest.warns(UserWarning, match=message):
-        assert factor_of(build.load(source(9))) == 9.0
+@pytest.mark.parametrize(("url", "message"), [
+    ("http://localhost:6379", "is not a redis://HOST:PORT/DB address"),
+    ("redis://localhost:6379/zero", "the database 'zero' is not a number"),
+    ("redis://127.0.0.1:0/0", "port 0 is no server's port"),  # was: silently port 6379
+    ("redis://127.0.0.1:99999/0", "out of range"),
+])
+def test_a_bad_address_is_refused_when_set(url, message):
+    with pytest.raises(ValueError, match=rf"pyjit.config.remote_cache \(PYJIT_REMOTE_CACHE\) .*{message}"):
+        config.remote_cache = url
+    with pytest.raises(ValueError, match=message), config.patch(remote_cache=url):
+        pass
+    assert config.remote_cache is None
+
+
+def test_a_bad_address_in_the_environment_warns_and_leaves_the_cache_off(tmp_path):
+    code = "import numpy as np, pyjit; print(pyjit.config.remote_cache, pyjit.compile(lambda x: x * 2)(np.ones(2)))"
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path), "PYJIT_REMOTE_CACHE": "redis://127.0.0.1:0/0",
+                   "PYJIT_REMOTE_CACHE_KEY": SECRET, "PYTHONPATH": PACKAGE_PARENT}
+    result = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, env=environment,
+                            timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "[2.", "2.]"]
+    assert result.stderr.count("UserWarning") == 1 and "port 0 is no server's port" in result.stderr
+    assert "the remote kernel cache is off" in result.stderr
 
 
 def test_a_password_is_not_shown(use_remote, monkeypatch):
@@ -286,7 +400,7 @@ def test_autotuning_choices_are_shared_signed_and_read_from_disk_first(redis_ser
     calls = []
     assert tune(calls) == 512 and len(calls) == 3
     ((name, entry),) = redis_server.entries().items()
-    assert name.startswith(b"pyjit:autotune:")
+    assert name.startswith(b"pyjit:") and b":autotune:" in name
     assert remote.RemoteCache(redis_server.url, SECRET.encode())._verified(name.decode(), entry) is not None
 
     use_remote(redis_server.url, "machine-b")  # its own, empty, disk cache
@@ -300,7 +414,7 @@ def test_autotuning_choices_are_shared_signed_and_read_from_disk_first(redis_ser
 
 def kernel_entry(entry: bytes, name: bytes, server) -> tuple[bytes, bytes]:
     """A validly signed entry of another kind (a kernel) put under the choice's name."""
-    kernel_name = name.replace(b"pyjit:autotune:", b"pyjit:kernel:")
+    kernel_name = name.replace(b":autotune:", b":kernel:")
     signed = remote.RemoteCache(server.url, SECRET.encode())._signed(kernel_name.decode(), b'{"block": 128}')
     return name, signed
 
@@ -354,7 +468,7 @@ def test_cubins_are_shared_and_a_tampered_one_is_compiled_again(redis_server, us
     assert cuda_build.cached_cubin("source", "sm_90", versions, second)[0] == binary and second.runs == 0
 
     ((name, entry),) = redis_server.entries().items()
-    assert name.startswith(b"pyjit:cubin:")
+    assert name.startswith(b"pyjit:") and b":cubin:" in name
     redis_server.call(b"SET", *tampered(entry, name, redis_server))
     use_remote(redis_server.url, "machine-c")
     third = Nvrtc()
