@@ -137,7 +137,7 @@ class TunedKernel:
                         timings[name] = min(timings.get(name, median), median)
             return timings[function]
 
-        directory = os.path.join(build._kernel_directory(), "autotune")
+        directory = os.path.join(build._kernel_directories().write, "autotune")
         return stored_choice(directory, key, "variant", tuple(self.kernels), time_variant)
 
 

@@ -23,7 +23,11 @@ A library is looked up, in order, in
 
 The directory is created with mode 0700 (missing parents too). If it exists but is
 not the user's, or group/other may write it, a warning says so and this process
-uses a private temporary directory instead (removed at exit).
+uses a private temporary directory instead (removed at exit). Whether it can be written
+is tried for real, by creating a file: a cache on a read-only mount (a container
+image, a shared volume) passes the owner and mode checks and fails there. Such a
+directory is still read (its kernels load, after the same checks), and the kernels
+this process compiles go to the private directory, with one warning.
 
 Warm start: the key needs the compiler's --version text and the working flags, and
 finding them costs a subprocess and a trial compile per flag set. They are stored in
@@ -109,6 +113,12 @@ class BuildError(PyjitError):
     path of the saved source."""
 
 
+class _Directories(NamedTuple):
+    """Where this process writes one kind of cache file, and where it looks for them."""
+    write: str
+    read: tuple[str, ...]  # a cache directory it cannot write, then `write`
+
+
 class _Toolchain(NamedTuple):
     command: tuple[str, ...]  # the resolved compiler, then any arguments $CC carries
     version: str
@@ -136,7 +146,7 @@ def _longest_body(source: str) -> int:
 _lock = threading.Lock()
 _libraries: dict[tuple[str, str], _C.KernelLibrary] = {}
 _toolchains: dict[tuple[str | None, str | None, str], _Toolchain | str] = {}  # str: why unavailable
-_directories: dict[str, str] = {}
+_directories: dict[str, "_Directories"] = {}  # cache directory -> where it is written and read
 _recorded: set[tuple[str, _Toolchain]] = set()  # directories known to hold a toolchain's record
 _fallback_directory: str | None = None
 
@@ -146,24 +156,27 @@ def load(source: str) -> _C.KernelLibrary:
 
     Raises CompilerUnavailable or BuildError."""
     with _lock:
-        directory = _kernel_directory()
-        toolchain = _toolchain(directory)
+        directories = _kernel_directories()
+        directory = directories.write
+        toolchain = _toolchain(directories)
         key = _key(source, toolchain)
         library = _libraries.get((directory, key))
         if library is None:
             started = time.perf_counter()
-            origin, library = _find(directory, key, source, toolchain)
+            origin, library = _find(directories, key, source, toolchain)
             _libraries[directory, key] = library
             trace.emit("kernel", key=key, origin=origin, seconds=time.perf_counter() - started, source=source)
         return library
 
 
-def _find(directory: str, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
+def _find(directories: _Directories, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
     """(where it came from, the library): the disk cache, the remote cache
     (NOTE(remote-cache)), else the compiler, whose library is then shared."""
-    library = _load_cached(directory, key)
-    if library is not None:
-        return "disk", library
+    for directory in directories.read:
+        library = _load_cached(directory, key)
+        if library is not None:
+            return "disk", library
+    directory = directories.write
     shared = remote.fetch(key)
     if shared is not None:
         library = _adopt(directory, key, source, shared)
@@ -193,7 +206,7 @@ def flags(source: str = "") -> tuple[str, ...]:
     """The compiler command and flags this process compiles `source` with (for logs and
     docs); those of short sources when it is left out."""
     with _lock:
-        toolchain = _toolchain(_kernel_directory())
+        toolchain = _toolchain(_kernel_directories())
     return (*toolchain.command, *toolchain.flags_for(source), *LIBRARIES)
 
 
@@ -210,15 +223,24 @@ def reset() -> None:
 
 # ---- the cache directory ----------------------------------------------------------
 
-def _kernel_directory() -> str:
-    base = config.cache_dir
-    if base not in _directories:
-        _directories[base] = _private_directory(os.path.join(base, "kernels"))
-    return _directories[base]
+def _kernel_directories() -> _Directories:
+    return _cache_directories(os.path.join(config.cache_dir, "kernels"))
 
 
 def _private_directory(path: str) -> str:
+    """The directory this process writes the cache files meant for `path` to."""
+    return _cache_directories(path).write
+
+
+def _cache_directories(path: str) -> _Directories:
     path = os.path.abspath(path)
+    if path not in _directories:
+        _directories[path] = _checked_directories(path)
+    return _directories[path]
+
+
+def _checked_directories(path: str) -> _Directories:
+    readable = False
     try:
         _make_directories(path)
         info = os.stat(path)
@@ -232,11 +254,27 @@ def _private_directory(path: str) -> str:
         elif info.st_mode & 0o022:
             problem = f"is writable by others (mode {stat.S_IMODE(info.st_mode):o})"
         else:
-            return path
+            problem = _unwritable(path)
+            if problem is None:
+                return _Directories(path, (path,))
+            readable = True
     fallback = _process_directory()
+    kept = f" (those already in {path} still load)" if readable else ""
     warnings.warn(f"pyjit: the kernel cache directory {path} {problem}; kernels compiled by "
-                  f"this process go to {fallback} and are not kept", stacklevel=2)
-    return fallback
+                  f"this process go to {fallback} and are not kept{kept}", stacklevel=4)
+    return _Directories(fallback, (path, fallback) if readable else (fallback,))
+
+
+def _unwritable(path: str) -> str | None:
+    """Why no file can be created in `path` (tried: a read-only mount passes every
+    check of owner and mode), or None."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-test-")
+    except OSError as error:
+        return f"cannot be written ({error.strerror})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def _make_directories(path: str) -> None:
@@ -384,14 +422,15 @@ def _run_compiler(command, flags, source_path, output_path) -> subprocess.Comple
 
 # ---- the toolchain ----------------------------------------------------------------
 
-def _toolchain(directory: str) -> _Toolchain:
+def _toolchain(directories: _Directories) -> _Toolchain:
     """The compiler for the current $CC, $PATH and config.kernel_march, found once per
-    process; its record is kept in `directory` too, so later processes using it need no
-    probe."""
+    process; its record is kept in the directory written too, so later processes using
+    it need no probe."""
     environment = (os.environ.get("CC"), os.environ.get("PATH"), config.kernel_march)
+    directory = directories.write
     if environment not in _toolchains:
         try:
-            _toolchains[environment] = _find_toolchain(directory)
+            _toolchains[environment] = _find_toolchain(directories)
         except CompilerUnavailable as error:
             _toolchains[environment] = str(error)
     found = _toolchains[environment]
@@ -417,7 +456,7 @@ def _compiler_command() -> tuple[str, ...]:
                               f"($CC names the compiler to use)")
 
 
-def _find_toolchain(directory: str) -> _Toolchain:
+def _find_toolchain(directories: _Directories) -> _Toolchain:
     command = _compiler_command()
     binary = os.path.realpath(command[0])
     info = os.stat(binary)
@@ -426,10 +465,11 @@ def _find_toolchain(directory: str) -> _Toolchain:
     identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
                            info.st_mtime_ns, cpu, _preferred_flags(), LONG_BODY_FLAGS])
     record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
-    record = _read_record(os.path.join(directory, record_name), command)
+    records = (_read_record(os.path.join(directory, record_name), command) for directory in directories.read)
+    record = next((found for found in records if found is not None), None)
     if record is None:
         counters["inductor"]["compiler_probes"] += 1
-        record = {"version": _compiler_version(command), "flags": _working_flags(command, directory),
+        record = {"version": _compiler_version(command), "flags": _working_flags(command, directories.write),
                   "long_body_flags": _quietly_taken(command, LONG_BODY_FLAGS)}
     return _Toolchain(command, record["version"], tuple(record["flags"]), tuple(record["long_body_flags"]), cpu,
                       record_name)

@@ -4,6 +4,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -228,6 +229,125 @@ def test_an_insecure_cache_directory_warns_and_uses_a_private_one(use_cache, pro
     fallback = os.path.dirname(library.path)
     assert not fallback.startswith(str(kernels.parent)) and mode(fallback) == 0o700
     assert build.load(source(1)) is library  # decided once: no second warning
+
+
+@contextlib.contextmanager
+def mounted_read_only(directory):
+    """`directory` seen through a read-only bind mount of itself, as a cache in a
+    container image or on a shared read-only volume is."""
+    subprocess.run(["mount", "--bind", directory, directory], check=True, capture_output=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", directory], check=True, capture_output=True)
+        yield
+    finally:
+        # Lazily: this process may keep a library of the mount loaded (mapped).
+        subprocess.run(["umount", "--lazy", directory], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def without_write_permission(directory):
+    kernels = directory / "kernels"
+    kernels.chmod(0o500)  # passes the owner and mode checks (no one else may write)
+    try:
+        yield
+    finally:
+        kernels.chmod(0o700)
+
+
+def read_only(kind, directory):
+    """`directory` (a cache directory) made unwritable the way `kind` says, for a with block."""
+    if kind == "read-only mount":
+        if os.geteuid() != 0 or shutil.which("mount") is None:
+            pytest.skip("a bind mount needs root and mount(8); the 'no write permission' variant runs instead")
+        if subprocess.run(["mount", "--bind", directory, directory], capture_output=True).returncode != 0:
+            pytest.skip("mount(8) is refused here (no CAP_SYS_ADMIN)")
+        subprocess.run(["umount", directory], check=True, capture_output=True)
+        return mounted_read_only(directory)
+    if os.geteuid() == 0:
+        pytest.skip("root writes through permission bits; the 'read-only mount' variant runs instead")
+    return without_write_permission(directory)
+
+
+UNWRITABLE = ["read-only mount", "no write permission"]
+
+
+@pytest.mark.parametrize("kind", UNWRITABLE)
+def test_a_filled_cache_that_cannot_be_written_still_loads_and_new_kernels_go_elsewhere(use_cache, template, tmp_path,
+                                                                                       kind):
+    directory, good, _ = template
+    shutil.copytree(directory, tmp_path / "cache")
+    kernels = use_cache(tmp_path / "cache")
+    before = sorted(os.listdir(kernels))
+    with read_only(kind, tmp_path / "cache"):
+        with pytest.warns(UserWarning, match=f"kernel cache directory {kernels} cannot be written .* still load") \
+                as warned:
+            cached = build.load(source(1))
+            fresh = [build.load(source(offset)) for offset in (7, 8)]
+        assert len(warned) == 1
+        assert cached.path == str(kernels / good) and offset_of(cached) == 1.0
+        assert [offset_of(library) for library in fresh] == [7.0, 8.0]
+        assert not any(library.path.startswith(str(tmp_path)) for library in fresh)
+        assert (counters["inductor"]["disk_hits"], counters["inductor"]["compiles"]) == (1, 2)
+        assert sorted(os.listdir(kernels)) == before
+
+
+READ_ONLY_WORKER = textwrap.dedent("""
+    import json, pickle, sys, warnings
+    import numpy as np, pyjit
+    from pyjit.utils import counters
+    import shipped_kernels
+
+    x = np.linspace(-1, 1, 64)
+    model = pyjit.nn.Sequential(pyjit.nn.Linear(4, 8, dtype=np.float64), pyjit.nn.Tanh(),
+                                pyjit.nn.Linear(8, 3, dtype=np.float64))
+    inputs = pyjit.tensor(np.arange(8.0).reshape(2, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cached = pyjit.compile(shipped_kernels.cached)(x)
+        travelled = pickle.loads(bytes.fromhex(sys.argv[1]))(x)
+        module = pyjit.compile(model)(inputs).numpy()
+    print(json.dumps({"warnings": [str(warning.message) for warning in caught],
+                      "counters": dict(counters["inductor"]),
+                      "cached": np.allclose(cached, np.exp(x) * 2 - 1, rtol=1e-12),
+                      "travelled": np.allclose(travelled, np.tanh(x) + x * 3, rtol=1e-12),
+                      "module": np.allclose(module, model(inputs).numpy(), rtol=1e-12)}))
+""")
+SHIPPED_KERNELS = textwrap.dedent("""
+    import numpy as np
+
+    def cached(x):
+        return np.exp(x) * 2 - 1
+
+    def travelling(x):
+        return np.tanh(x) + x * 3
+""")
+
+
+@pytest.mark.parametrize("kind", UNWRITABLE)
+def test_a_worker_whose_cache_cannot_be_written_compiles_modules_and_shipped_functions(tmp_path, monkeypatch, kind):
+    (tmp_path / "shipped_kernels.py").write_text(SHIPPED_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import shipped_kernels
+    cache = tmp_path / "cache"
+    build.reset()
+    try:
+        with config.patch(cache_dir=str(cache)):
+            pyjit.compile(shipped_kernels.cached)(np.linspace(-1, 1, 64))  # the worker finds this kernel
+        shipped = pickle.dumps(pyjit.compile(shipped_kernels.travelling)).hex()
+    finally:
+        build.reset()
+        sys.modules.pop("shipped_kernels", None)
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(cache),
+                   "PYTHONPATH": os.pathsep.join([PACKAGE_PARENT, str(tmp_path)])}
+    with read_only(kind, cache):
+        result = subprocess.run([sys.executable, "-P", "-c", READ_ONLY_WORKER, shipped], capture_output=True,
+                                text=True, env=environment, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["cached"] and report["travelled"] and report["module"]
+    assert report["counters"]["disk_hits"] >= 1 and report["counters"]["compiles"] >= 2
+    (warning,) = report["warnings"]
+    assert f"{cache / 'kernels'} cannot be written" in warning
 
 
 def test_no_compiler_raises_compiler_unavailable(use_cache, monkeypatch, tmp_path):
