@@ -361,9 +361,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{arguments.directory} is not a directory")
     with warnings.catch_warnings(record=True) as problems:
         warnings.simplefilter("always")
-        events, skipped = load_events(arguments.directory)
-    for problem in problems:  # plainly: no source line of pyjit's
-        print(f"pyjit.report: {problem.message}", file=sys.stderr)
+        try:
+            events, skipped = load_events(arguments.directory)
+        except OSError as error:
+            parser.error(f"cannot read {arguments.directory}: {error.strerror}")
+    for problem in problems:  # plainly: no source line of pyjit's, no terminal control codes of a file name
+        message = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in str(problem.message))
+        print(f"pyjit.report: {message}", file=sys.stderr)
     if not events:
         parser.error(f"{arguments.directory} holds no pyjit compile events (*.jsonl files written with "
                      f"PYJIT_TRACE_DIR)")

@@ -9,9 +9,11 @@ when it happens while a frame compiles; `frame(...)` sets that id for the events
 frontend, codegen and backends emit meanwhile, so a kernel built for a graph is filed
 under the frame that asked for it. Kinds and their fields: docs/report.md.
 
-Writing never fails a compile: a directory that cannot be written warns once and
-tracing to it stops for this process. Each event is one unbuffered write() to a file
-opened for appending, so lines of two threads never interleave.
+Writing never fails a compile: a directory that cannot be written, or a symlink, FIFO
+or anything but a regular file at the process's file name, warns once and tracing to
+it stops for this process (the file is opened with O_NOFOLLOW | O_NONBLOCK: nothing is
+written through a link or waited on). Each event is one write() to a file opened for
+appending, so lines of two threads never interleave.
 With no trace_dir, `emit` returns at once and nothing is built.
 """
 
@@ -21,6 +23,7 @@ import contextlib
 import itertools
 import json
 import os
+import stat
 import threading
 import time
 import warnings
@@ -90,15 +93,32 @@ def stage(name: str, **fields):
 def _append(directory: str, line: str) -> None:
     # Opened per event: compiles emit tens of events in milliseconds of work, and no file
     # is left open (nor shared with a forked child).
+    # A link or a FIFO planted at our name is refused, not written through or waited on.
     path = os.path.join(directory, f"pyjit-{os.getpid()}.jsonl")
     try:
         os.makedirs(directory, exist_ok=True)
-        with open(path, "ab", buffering=0) as file:
-            file.write(line.encode())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{path} is not a regular file")
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
     except OSError as error:
         with _lock:
             if directory in _broken:
                 return
             _broken.add(directory)
-        warnings.warn(f"pyjit: cannot write compile events to {path} ({error.strerror}); "
+        warnings.warn(f"pyjit: cannot write compile events to {path} ({_why(path, error)}); "
                       f"tracing is off for this process", stacklevel=4)
+
+
+def _why(path: str, error: OSError) -> str:
+    """What stopped the write, in words (open's ELOOP or ENXIO say it poorly)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return error.strerror or str(error)
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link"
+    return error.strerror if stat.S_ISREG(mode) else "it is not a regular file"

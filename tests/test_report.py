@@ -298,6 +298,14 @@ def test_a_link_planted_at_the_output_is_replaced_not_followed(tmp_path):
     assert sorted(os.listdir(directory)) == ["pyjit-7.jsonl", "report.html"]  # no temporary file left
 
 
+def test_warnings_show_a_file_name_with_its_control_characters_escaped(tmp_path):
+    (tmp_path / "pyjit-7.jsonl").write_text(json.dumps(FRAME) + "\n")
+    os.mkfifo(tmp_path / "\x1b]0;owned\x07.jsonl")  # would retitle the terminal
+    result = run_report(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\\x1b]0;owned\\x07.jsonl" in result.stderr
+
+
 def test_an_output_that_cannot_be_written_is_an_error(tmp_path):
     (tmp_path / "pyjit-7.jsonl").write_text(json.dumps(FRAME) + "\n")
     (tmp_path / "out").mkdir()

@@ -114,6 +114,38 @@ def test_an_unwritable_trace_dir_warns_once_and_compiles(tmp_path):
     pyjit.reset()
 
 
+PLANTED = textwrap.dedent("""
+    import os, sys, warnings, numpy as np, pyjit
+    trace = sys.argv[1]
+    os.makedirs(trace)
+    pyjit.config.trace_dir = trace
+    mine = os.path.join(trace, f"pyjit-{os.getpid()}.jsonl")
+    os.mkfifo(mine) if sys.argv[2] == "fifo" else os.symlink(sys.argv[2], mine)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        print(pyjit.compile(lambda x: np.cos(x) + 1)(np.zeros(3)))
+        print(pyjit.compile(lambda x: np.sin(x) + 1)(np.zeros(3)))
+    print(*(warning.message for warning in caught), sep="\\n")
+""")
+
+
+@pytest.mark.parametrize(("planted", "reason"), [("fifo", "it is not a regular file"),
+                                                 ("link", "it is a symbolic link")])
+def test_a_fifo_or_link_at_the_trace_file_is_refused_not_waited_on_or_followed(tmp_path, planted, reason):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    target = "fifo" if planted == "fifo" else str(victim)
+    environment = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(pyjit.__file__))}
+    result = subprocess.run([sys.executable, "-P", "-c", PLANTED, str(tmp_path / "trace"), target],
+                            capture_output=True, text=True, env=environment, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["[2. 2. 2.]", "[1. 1. 1.]"]
+    (warning,) = lines[2:]  # once
+    assert warning.startswith("pyjit: cannot write compile events to") and f"({reason})" in warning
+    assert victim.read_text() == "precious"
+
+
 def test_trace_dir_comes_from_the_environment(tmp_path):
     child = textwrap.dedent("""
         import numpy as np, pyjit
