@@ -18,6 +18,7 @@ A wrong value from an environment variable warns once at import and is not used.
 
 import contextlib
 import os
+import re
 import sys
 import types
 import urllib.parse
@@ -188,7 +189,8 @@ def redis_address(url: str) -> tuple[str, int, int, str | None]:
     if problem is None and database and not (database.isascii() and database.isdigit()):
         problem = f"the database {database!r} is not a number"
     if problem is not None:
-        raise ValueError(f"pyjit.config.remote_cache (PYJIT_REMOTE_CACHE) {url!r}: {problem}")
+        shown = re.sub(r"(//[^/@]*:)[^/@]*@", r"\1***@", url)  # no password in messages
+        raise ValueError(f"pyjit.config.remote_cache (PYJIT_REMOTE_CACHE) {shown!r}: {problem}")
     return parts.hostname, port or 6379, int(database or 0), parts.password
 
 

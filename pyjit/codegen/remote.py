@@ -28,8 +28,9 @@ line of MAX_LINE bytes, an entry of MAX_ENTRY, arrays MAX_DEPTH deep with MAX_IT
 elements. A server that is down, slow, full (Redis refuses writes once at maxmemory)
 or answers nonsense (over a bound, cut short, not RESP) makes the kernel compile
 locally, warns once per process, and the remote cache is left alone for RETRY_AFTER
-seconds, so later compiles do not each wait for the timeout. Redis is spoken to directly (a few lines of
-RESP2 over a socket): the standard library is enough, and no client package is needed.
+seconds, so later compiles do not each wait for the timeout. Redis is spoken to
+directly (a few lines of RESP2 over a socket): the standard library is enough, and no
+client package is needed.
 
 Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_stores"],
 ["remote_rejected"], ["remote_errors"].
@@ -237,12 +238,12 @@ class _Connection:
         items = 0
         while True:
             line = self._line(deadline)
-            if line[:1] == b"*" and _number(line[1:]) > 0:
-                items += _number(line[1:])
+            if line[:1] == b"*" and (length := _number(line[1:])) > 0:
+                items += length
                 if len(arrays) == MAX_DEPTH or items > MAX_ITEMS:
                     raise RemoteError(f"the server's reply nests arrays over {MAX_DEPTH} deep "
                                       f"or holds over {MAX_ITEMS} elements")
-                arrays.append(([], _number(line[1:])))
+                arrays.append(([], length))
                 continue
             value = self._value(line, deadline)
             while arrays:

@@ -356,6 +356,12 @@ def test_a_bad_address_is_refused_when_set(url, message):
     assert config.remote_cache is None
 
 
+def test_a_bad_address_does_not_show_its_password():
+    with pytest.raises(ValueError, match=r"'redis://:\*\*\*@127.0.0.1:0/0': port 0") as refused:
+        config.remote_cache = "redis://:hunter2@127.0.0.1:0/0"
+    assert "hunter2" not in str(refused.value)
+
+
 def test_a_bad_address_in_the_environment_warns_and_leaves_the_cache_off(tmp_path):
     code = "import numpy as np, pyjit; print(pyjit.config.remote_cache, pyjit.compile(lambda x: x * 2)(np.ones(2)))"
     environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path), "PYJIT_REMOTE_CACHE": "redis://127.0.0.1:0/0",
