@@ -188,7 +188,10 @@ def _stack_problem(stack: list) -> str:
 
 
 def _kind(value) -> str:
-    return "null" if value is None else f"a JSON {type(value).__name__}"
+    """What `value` is, in JSON's words."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+             dict: "an object"}
+    return names.get(type(value), "null")
 
 
 class _Frame:
