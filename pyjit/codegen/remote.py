@@ -23,14 +23,14 @@ is overwritten with the signed library. Without a key the remote cache is off, w
 warning. The server is trusted with nothing but availability.
 
 The server is never waited on for long: every request (connect, send and reply) must
-finish within TIMEOUT seconds. Its replies are read with bounds, never recursion: a
-line of MAX_LINE bytes, an entry of MAX_ENTRY, arrays MAX_DEPTH deep with MAX_ITEMS
-elements. A server that is down, slow, full (Redis refuses writes once at maxmemory)
-or answers nonsense (over a bound, cut short, not RESP) makes the kernel compile
-locally, warns once per process, and the remote cache is left alone for RETRY_AFTER
-seconds, so later compiles do not each wait for the timeout. Redis is spoken to
-directly (a few lines of RESP2 over a socket): the standard library is enough, and no
-client package is needed.
+finish within TIMEOUT seconds, and its replies are read with bounds, never recursion
+(a line of MAX_LINE bytes, an entry of MAX_ENTRY, arrays MAX_DEPTH deep holding
+MAX_ITEMS elements). A server that is down, slow, full (Redis refuses writes once at
+maxmemory) or answers nonsense (over a bound, cut short, not RESP) makes the kernel
+compile locally, warns once per process, and the remote cache is left alone for
+RETRY_AFTER seconds, so later
+compiles do not each wait for the timeout. Redis is spoken to directly (a few lines of
+RESP2 over a socket): the standard library is enough, and no client package is needed.
 
 Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_stores"],
 ["remote_rejected"], ["remote_errors"].
@@ -54,12 +54,12 @@ __all__ = ["RemoteCache", "RemoteError", "fetch", "reset", "store"]
 TIMEOUT = 0.5  # seconds one request may take in all
 RETRY_AFTER = 30.0  # seconds the cache is left alone after a failure
 MAX_ENTRY = 256 << 20  # a reply larger than this is refused unread
-MAX_DEPTH = 4  # arrays in arrays a reply may nest
-MAX_ITEMS = 1 << 20  # elements of arrays a reply may hold in all
-MAX_LINE = 65536  # bytes of a reply line (a status, error or length)
 _MAGIC = b"pyjit-kernel-1"
 _DIGEST = hashlib.sha256().digest_size
 _FAILED = object()  # what a request to a failing server answers
+MAX_DEPTH = 4  # arrays in arrays a reply may nest
+MAX_ITEMS = 1 << 20  # elements of arrays a reply may hold in all
+MAX_LINE = 65536  # bytes of a reply line (a status, error or length)
 
 _lock = threading.Lock()
 _caches: dict[tuple[str, int], RemoteCache | None] = {}  # (url, pid) -> cache; None: off
@@ -135,6 +135,9 @@ class RemoteCache:
         self._connection: _Connection | None = None
         self._down_until = 0.0
 
+    def _name(self, kind: str, key: str) -> str:
+        return f"pyjit:{self.key_id}:{kind}:{key}"
+
     def fetch(self, key: str, kind: str = "kernel") -> bytes | None:
         name = self._name(kind, key)
         entry = self._request(b"GET", name.encode())
@@ -158,9 +161,6 @@ class RemoteCache:
         name = self._name(kind, key)
         if self._request(b"SET", name.encode(), self._signed(name, library)) is not _FAILED:
             counters["inductor"]["remote_stores"] += 1
-
-    def _name(self, kind: str, key: str) -> str:
-        return f"pyjit:{self.key_id}:{kind}:{key}"
 
     def close(self) -> None:
         if self._connection is not None:
