@@ -172,11 +172,10 @@ def load(source: str) -> _C.KernelLibrary:
 def _find(directories: _Directories, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
     """(where it came from, the library): the disk cache, the remote cache
     (NOTE(remote-cache)), else the compiler, whose library is then shared."""
-    for directory in directories.read:
-        library = _load_cached(directory, key)
-        if library is not None:
-            return "disk", library
     directory = directories.write
+    library = _load_cached(directories.read, key)
+    if library is not None:
+        return "disk", library
     shared = remote.fetch(key)
     if shared is not None:
         library = _adopt(directory, key, source, shared)
@@ -341,20 +340,21 @@ def _key(source: str, toolchain: _Toolchain) -> str:
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
 
-def _load_cached(directory: str, key: str) -> _C.KernelLibrary | None:
-    path = os.path.join(directory, f"{key}.so")
-    binary = _read_trusted(path)
-    record = _read_trusted(f"{path}.sha256")
-    if binary is None or record is None:
-        return None
-    if record.split()[:1] != [hashlib.sha256(binary).hexdigest().encode()]:
-        return None
-    try:
-        library = _open(path)
-    except OSError:
-        return None
-    counters["inductor"]["disk_hits"] += 1
-    return library
+def _load_cached(directories: tuple[str, ...], key: str) -> _C.KernelLibrary | None:
+    """The library of `key` from the first of `directories` with a trusted copy of it."""
+    for directory in directories:
+        path = os.path.join(directory, f"{key}.so")
+        binary = _read_trusted(path)
+        record = _read_trusted(f"{path}.sha256")
+        if binary is None or record is None or record.split()[:1] != [hashlib.sha256(binary).hexdigest().encode()]:
+            continue
+        try:
+            library = _open(path)
+        except OSError:
+            continue
+        counters["inductor"]["disk_hits"] += 1
+        return library
+    return None
 
 
 def _open(path: str) -> _C.KernelLibrary:
