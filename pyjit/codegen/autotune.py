@@ -77,7 +77,7 @@ def _record(field: str, choice) -> bytes:
 def _stored(record: bytes | None, field: str, choices: tuple):
     try:
         choice = json.loads(record)[field] if record is not None else None
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: nested too deep to parse
         return None
     return choice if type(choice) in (int, str) and choice in choices else None
 

@@ -479,7 +479,7 @@ def _read_record(path: str, command: tuple[str, ...]) -> dict | None:
     data = _read_trusted(path)
     try:
         record = json.loads(data) if data is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
         return None
     valid = (isinstance(record, dict) and record.get("command") == list(command)
              and isinstance(record.get("version"), str)

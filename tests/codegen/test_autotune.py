@@ -33,7 +33,8 @@ def test_a_choice_is_timed_once_then_read_from_disk(tmp_path):
     assert (tmp_path / "k1.json").read_text() == '{"variant": "b"}'
 
 
-@pytest.mark.parametrize("record", [b"not json", b'{"variant": "gone"}', b'{"block": "b"}', b'{"variant": ["b"]}'])
+@pytest.mark.parametrize("record", [b"not json", b'{"variant": "gone"}', b'{"block": "b"}', b'{"variant": ["b"]}',
+                                    b"[" * 100_000 + b"]" * 100_000])
 def test_a_record_that_is_not_a_choice_is_timed_again_and_replaced(tmp_path, record):
     (tmp_path / "k2.json").write_bytes(record)
     os.chmod(tmp_path / "k2.json", 0o600)

@@ -410,12 +410,13 @@ def test_broken_source_raises_build_error_with_the_compilers_message(use_cache):
     assert inductor_counts()["compiles"] == 1
 
 
-def test_a_corrupt_toolchain_record_costs_a_probe_not_a_wrong_key(use_cache, monkeypatch, tmp_path):
+@pytest.mark.parametrize("corrupt", ["{", "[" * 100_000 + "]" * 100_000])
+def test_a_corrupt_toolchain_record_costs_a_probe_not_a_wrong_key(use_cache, monkeypatch, tmp_path, corrupt):
     kernels = use_cache()
     build.load(source(1))
     (record,) = kernels.glob("toolchain-*.json")
     expected = json.loads(record.read_text())
-    record.write_text("{")
+    record.write_text(corrupt)
     build.reset()
     counters.pop("inductor")
     # A different $PATH makes this process look for its compiler again.
