@@ -294,7 +294,8 @@ def test_a_link_planted_at_the_output_is_replaced_not_followed(tmp_path):
     result = run_report(directory)
     assert result.returncode == 0, result.stderr
     assert victim.read_text() == "precious"
-    assert not (directory / "report.html").is_symlink() and "pyjit compile report" in (directory / "report.html").read_text()
+    written = directory / "report.html"
+    assert not written.is_symlink() and "pyjit compile report" in written.read_text()
     assert sorted(os.listdir(directory)) == ["pyjit-7.jsonl", "report.html"]  # no temporary file left
 
 
@@ -343,7 +344,8 @@ def random_value(rng: random.Random, depth: int = 0):
 def random_event(rng: random.Random) -> dict:
     event = {"event": rng.choice(["frame", "frame_end", "graph", "guards", "graph_break", "recompile", "kernel",
                                   "stage", "failure", "remote_rejected", "remote_error"]),
-             "time": rng.uniform(0, 10), "pid": rng.randrange(3), "compile_id": f"{rng.randrange(3)}/{rng.randrange(2)}"}
+             "time": rng.uniform(0, 10), "pid": rng.randrange(3),
+             "compile_id": f"{rng.randrange(3)}/{rng.randrange(2)}"}
     for field in rng.sample(list(report._FIELDS), rng.randrange(6)):
         event[field] = random_value(rng)
     return event
