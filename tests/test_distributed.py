@@ -14,18 +14,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import dask.array as da  # the `test` extra has Dask (pyproject.toml), so these tests never skip for it
+import dask.distributed as distributed
+import dask_kernels as kernels
 import numpy as np
 import pytest
+from codegen.test_remote import REDIS, SECRET, RedisServer, free_port
 
 import pyjit
 from pyjit import nn, report
-
-dask = pytest.importorskip("dask", reason="Dask is in the `test` extra of pyproject.toml (scripts/env.sh)")
-distributed = pytest.importorskip("dask.distributed")
-da = pytest.importorskip("dask.array")
-
-import dask_kernels as kernels  # noqa: E402
-from codegen.test_remote import REDIS, SECRET, RedisServer, free_port  # noqa: E402
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (Debian package redis-server; "
                                                       "scripts/system_deps.sh installs it)")
@@ -39,18 +36,16 @@ CLOSE = {"rtol": 1e-12, "atol": 1e-14}
 class Fleet:
     """The cluster, its cache server, and where its workers write."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, patch: pytest.MonkeyPatch):
         self.root = root
         self.redis = RedisServer(root)
         self.trace = root / "trace"
         self.environment = {"PYJIT_REMOTE_CACHE": self.redis.url, "PYJIT_REMOTE_CACHE_KEY": SECRET,
                             "PYJIT_TRACE_DIR": str(self.trace), "PYJIT_CACHE_DIR": str(root / "cache")}
-        # Set before each worker process starts: pyjit reads its settings when imported
-        # (the nanny's plain `env` is applied later, after the spawned process imported it).
-        settings = {f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in self.environment.items()}
-        with dask.config.set(settings):
-            self.cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                    dashboard_address=None)
+        for name, value in self.environment.items():
+            patch.setenv(name, value)
+        self.cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                dashboard_address=None)
         self.client = distributed.Client(self.cluster, timeout=TIMEOUT)
 
     def workers(self) -> list[str]:
@@ -64,9 +59,17 @@ class Fleet:
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    fleet = Fleet(tmp_path_factory.mktemp("fleet"))
-    yield fleet
-    fleet.close()
+    """The workers' settings are in this process's environment while the cluster lives:
+    the worker processes it spawns (and any the nanny restarts) inherit them, and pyjit
+    reads them when it is imported there (a nanny's `env` comes too late for a script
+    that imports pyjit at the top, which spawn imports again in each worker)."""
+    root = tmp_path_factory.mktemp("fleet")
+    with pytest.MonkeyPatch.context() as patch:
+        fleet = Fleet(root, patch)
+        try:
+            yield fleet
+        finally:
+            fleet.close()
 
 
 def blocks(count: int, shape: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
