@@ -123,16 +123,15 @@ def main() -> None:
     megabytes = shape[0] * shape[1] * 8 / 1e6
     print(f"gelu and a sum over a {shape[0]}x{shape[1]} float64 array ({megabytes:.0f} MB in "
           f"{shape[0] // chunk_rows} chunks) on 2 worker processes{', quick sizes' if options.quick else ''}")
-    print(f"  {'remote cache':12s} {'first run':>10s} {'compiled':>10s} {'numpy':>10s} {'vs numpy':>8s}   "
-          f"kernels per worker*")
+    print(f"  {'remote cache':12s} {'first run':>10s} {'compiled':>10s} {'numpy':>10s} {'vs numpy':>8s}")
     for name, row in (("empty", cold), ("warm", remote)):
-        workers = "; ".join(f"{w['compiled']}/{w['remote']}/{w['disk']} {w['kernel_s']:.2f} of {w['compile_s']:.2f} s"
-                            for w in row["workers"])
         print(f"  {name:12s} {row['first_s'] * 1e3:7.0f} ms {row['compiled_s'] * 1e3:7.0f} ms "
-              f"{row['numpy_s'] * 1e3:7.0f} ms {row['numpy_s'] / row['compiled_s']:7.2f}x   {workers}")
+              f"{row['numpy_s'] * 1e3:7.0f} ms {row['numpy_s'] / row['compiled_s']:7.2f}x")
+        for number, worker in enumerate(row["workers"], 1):
+            print(f"    worker {number}: kernels {worker['compiled']} compiled, {worker['remote']} fetched, "
+                  f"{worker['disk']} from disk, in {worker['kernel_s']:.2f} s of a {worker['compile_s']:.2f} s compile")
     saved = sum(w["kernel_s"] for w in cold["workers"]) - sum(w["kernel_s"] for w in remote["workers"])
-    print(f"compiled, numpy: medians of {repeats} runs. *compiled/fetched/from disk, the seconds they took to")
-    print("arrive of the worker's whole compile (capture and kernels)")
+    print(f"compiled, numpy: medians of {repeats} runs; a worker's compile: capture and kernels (its trace)")
     print(f"The warm remote cache saved the fresh cluster's first run {(cold['first_s'] - remote['first_s']) * 1e3:.0f}"
           f" ms,\nits workers {saved:.2f} s of getting kernels")
     if options.json:
