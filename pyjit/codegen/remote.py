@@ -29,11 +29,13 @@ Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_store
 ["remote_rejected"], ["remote_errors"], ["remote_lease_waits"] (NOTE(build-lease)).
 
 NOTE(build-lease): workers that miss the same kernel at the same moment (a Dask cluster
-starting on a chunked array) would each compile it. So a process that misses takes the
-kernel's build lease before compiling: `SET pyjit-lease:<kind>:<key> <token> NX PX
-LEASE_S` (`build_lease`). The one that gets it compiles, stores the entry, then marks
-the lease `built` (for LEASE_S more); the others poll every POLL_S seconds, and when
-they see `built` they fetch the entry (a kernel event of origin `remote`). A builder
+starting on a chunked array) would each compile it. So a process that misses its disk
+cache takes the kernel's build lease before it looks in Redis: `SET
+pyjit-lease:<kind>:<key> <token> NX PX LEASE_S` (`build_lease`). The one that gets it
+fetches the entry, or compiles and stores it, then marks the lease `built` (for LEASE_S
+more); the others poll every POLL_S seconds, and when they see `built` they fetch the
+entry (a kernel event of origin `remote`). Each process fetches the entry once at most,
+so a refused entry is refused (and warned about) once. A builder
 that fails releases the lease (only its own: compare-and-delete), and one that dies
 holding it blocks the others at most until the lease expires, after LEASE_S seconds:
 the next waiter takes it and compiles. A waiter gives up after WAIT_LIMIT seconds and
