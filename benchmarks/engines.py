@@ -30,6 +30,11 @@ from workloads import Case, Workload
 PYJIT_BACKENDS = ("eager", "aot_eager", "inductor")
 INDUCTOR_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")  # SPEC section 2
 PEERS = {"torch.compile": "torch", "numba": "numba", "jax.jit": "jax"}
+# What `pip install` takes to add a peer. pyproject.toml's `bench` extra has Numba and JAX
+# (CPU); torch stays out, as its default wheel brings CUDA's libraries (gigabytes): its
+# CPU build comes from PyTorch's own package index.
+PEER_INSTALL = {"torch.compile": "torch --index-url https://download.pytorch.org/whl/cpu", "numba": "numba",
+                "jax.jit": "jax[cpu]"}
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import pyjit  # noqa: E402
-from engines import PEERS, all_engines, gpu_missing, installed_peers  # noqa: E402
+from engines import PEER_INSTALL, PEERS, all_engines, gpu_missing, installed_peers  # noqa: E402
 from workloads import BY_NAME, WORKLOADS  # noqa: E402
 
 MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
@@ -187,9 +187,9 @@ def peer_lines(document: dict) -> list[str]:
     out of a --quick run."""
     python = _shown_path(sys.executable)
     lines = []
-    for name, module in PEERS.items():
+    for name in PEERS:
         if name not in document["installed_peers"]:
-            lines.append(f"{name}: not installed; to compare with it: {python} -m pip install {module}")
+            lines.append(f"{name}: not installed; to compare with it: {python} -m pip install {PEER_INSTALL[name]}")
         elif not any(row["engine"] == name for row in document["rows"]):
             lines.append(f"{name}: installed, left out of this run (--quick runs peers with --peers)")
     return lines
@@ -201,7 +201,7 @@ def print_table(document: dict) -> None:
     print(_fit(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s; a workload's floor is the larger of bytes read "
                "once plus written once at that bandwidth and its vector-math calls alone"))
     for line in peer_lines(document):
-        print(_fit(line, "  "))
+        print(_fit(line, "    "))
     name_width = max(len(_label(row["engine"])) for row in [*document["rows"], *document["dispatch"],
                                                            {"engine": "engine"}])
     print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS))
@@ -237,22 +237,36 @@ def plot(document: dict, path: str) -> str | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    figure = chart(document)
+    figure.savefig(path, dpi=120, bbox_inches="tight")  # the tight box takes the legend in
+    plt.close(figure)
+    return path
+
+
+def chart(document: dict):
+    """plot's figure (matplotlib is installed). The legend stands in rows above the axes,
+    never over the bars: twelve workloads of a dozen engines leave no empty corner."""
+    import matplotlib.pyplot as plt
+
     engines = list(dict.fromkeys(row["engine"] for row in document["rows"]))
     names = [w.name for w in WORKLOADS if any(row["workload"] == w.name for row in document["rows"])]
     width = 0.8 / len(engines)
-    figure, axes = plt.subplots(figsize=(max(8, 1.2 * len(names)), 4.5))
+    inches = max(8, 1.2 * len(names))
+    columns = max(1, min(len(engines), int(inches // 2.2)))
+    figure, axes = plt.subplots(figsize=(inches, 4.5 + 0.25 * math.ceil(len(engines) / columns)))
+    colours = plt.get_cmap("tab20")
     for index, engine in enumerate(engines):
         speedups = {row["workload"]: row.get("speedup") or 0 for row in document["rows"] if row["engine"] == engine}
         axes.bar(np.arange(len(names)) + index * width, [speedups.get(name, 0) for name in names], width,
-                 label=engine)
+                 label=engine, color=colours(index % colours.N))  # the default cycle repeats after ten
     axes.set_yscale("log")  # speedups span 0.1x to 40x
     axes.axhline(1, color="black", linewidth=0.8)
     axes.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, rotation=30, ha="right")
     axes.set_ylabel("speedup over NumPy")
-    axes.legend(fontsize="small")
+    axes.legend(fontsize="small", ncol=columns, loc="lower left", bbox_to_anchor=(0, 1.02, 1, 0), mode="expand",
+                borderaxespad=0, frameon=False)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    return path
+    return figure
 
 
 def _names(text: str | None, known, what: str) -> list[str] | None:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: builds pyjit for the first CPython found (3.11, else 3.12, else 3.13; or
 # $PYJIT_PYTHON) in its benchmark environment (.venv-3.X-bench: pyproject.toml's `bench`
-# extra, matplotlib for the chart) and runs the examples, the frame-hook benchmark and the
-# benchmark harness (docs/benchmarks.md), whose table it prints. Arguments go to the
+# extra: matplotlib for the chart, Numba and JAX for the table's peers, Dask for the
+# cluster example) and runs the examples, the frame-hook benchmark and the benchmark
+# harness (docs/benchmarks.md), whose table it prints. Arguments go to the
 # harness (benchmarks/run.py: --quick, --peers, --json PATH, --engines, --workloads);
 # --quick also shortens the examples and the frame-hook benchmark.
 set -euo pipefail

@@ -19,7 +19,9 @@ A library is looked up, in order, in
 4. the compiler: `<key>.c` is saved, compiled to a temporary name in the same
    directory and renamed over `<key>.so` (os.replace: readers never see half a
    file), then the sidecar is written the same way, and the library is stored in
-   the remote cache if there is one.
+   the remote cache if there is one. With a remote cache, the compile happens under
+   the kernel's build lease (NOTE(build-lease)): processes missing it at the same
+   moment wait for one to compile it, then load it from the remote cache.
 
 The directory is created with mode 0700 (missing parents too). If it exists but is
 not the user's, or group/other may write it, a warning says so and this process
@@ -176,15 +178,15 @@ def _find(directories: _Directories, key: str, source: str, toolchain: _Toolchai
     library = _load_cached(directories.read, key)
     if library is not None:
         return "disk", library
-    shared = remote.fetch(key)
-    if shared is not None:
-        library = _adopt(directory, key, source, shared)
+    # A process missing this kernel at the same moment waits for this one (NOTE(build-lease)).
+    with remote.build_lease(key) as shared:
+        library = _adopt(directory, key, source, shared) if shared is not None else None
         if library is not None:
             return "remote", library
-    library = _build(directory, key, source, toolchain)
-    if config.remote_cache:
-        with open(library.path, "rb") as file:
-            remote.store(key, file.read())
+        library = _build(directory, key, source, toolchain)
+        if config.remote_cache:
+            with open(library.path, "rb") as file:
+                remote.store(key, file.read())
     return "compiled", library
 
 

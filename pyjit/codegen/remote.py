@@ -33,11 +33,29 @@ compiles do not each wait for the timeout. Redis is spoken to directly (a few li
 RESP2 over a socket): the standard library is enough, and no client package is needed.
 
 Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_stores"],
-["remote_rejected"], ["remote_errors"].
+["remote_rejected"], ["remote_errors"], ["remote_lease_waits"] (NOTE(build-lease)).
+
+NOTE(build-lease): workers that miss the same kernel at the same moment (a Dask cluster
+starting on a chunked array) would each compile it. So a process that misses its disk
+cache takes the kernel's build lease before it looks in Redis: `SET
+pyjit-lease:<kind>:<key> <token> NX PX LEASE_S` (`build_lease`). The one that gets it
+fetches the entry, or compiles and stores it, then marks the lease `built` (for LEASE_S
+more); the others poll every POLL_S seconds, and when they see `built` they fetch the
+entry (a kernel event of origin `remote`). Each process fetches the entry once at most,
+so a refused entry is refused (and warned about) once. A builder
+that fails releases the lease (only its own: compare-and-delete), and one that dies
+holding it blocks the others at most until the lease expires, after LEASE_S seconds:
+the next waiter takes it and compiles. A waiter gives up after WAIT_LIMIT seconds and
+compiles without the lease, and a server that fails at any point (down, or a Redis too
+old for EVAL) leaves the kernel to compile locally as every failure does. A compile
+taking longer than LEASE_S is done twice (once after the lease expires): wasted work,
+never a wrong kernel. Each wait is counted (counters["inductor"]["remote_lease_waits"])
+and traced as a `remote_lease_wait` event when it starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -49,11 +67,16 @@ import warnings
 from .. import config, trace
 from ..utils import counters
 
-__all__ = ["RemoteCache", "RemoteError", "fetch", "reset", "store"]
+__all__ = ["RemoteCache", "RemoteError", "build_lease", "fetch", "reset", "store"]
 
 TIMEOUT = 0.5  # seconds one request may take in all
 RETRY_AFTER = 30.0  # seconds the cache is left alone after a failure
 MAX_ENTRY = 256 << 20  # a reply larger than this is refused unread
+LEASE_S = 30.0  # seconds a build lease lasts: the most a builder that died delays the others
+POLL_S = 0.05  # seconds between a waiter's looks at the lease
+WAIT_LIMIT = 2 * LEASE_S  # seconds a waiter waits in all before compiling without the lease
+_BUILT = b"built"  # the lease's value once its entry is stored
+_RELEASE = b"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 _MAGIC = b"pyjit-kernel-1"
 _DIGEST = hashlib.sha256().digest_size
 _FAILED = object()  # what a request to a failing server answers
@@ -83,6 +106,25 @@ def store(key: str, data: bytes, kind: str = "kernel") -> None:
     cache = _cache()
     if cache is not None:
         cache.store(key, data, kind)
+
+
+@contextlib.contextmanager
+def build_lease(key: str, kind: str = "kernel"):
+    """Around compiling the entry of `kind` under `key` (NOTE(build-lease)): yields the
+    entry, stored already or by the process this one waited for (use it, compile
+    nothing), or None: compile and `store` it, holding the lease until the block ends.
+    Without a remote cache, or when the server fails, it yields None at once."""
+    cache = _cache()
+    entry, token = cache.lease(key, kind) if cache is not None else (None, None)
+    if token is None:
+        yield entry
+        return
+    try:
+        yield None
+    except BaseException:
+        cache.release(key, kind, token)
+        raise
+    cache.release(key, kind, token, built=True)
 
 
 def reset() -> None:
@@ -161,6 +203,47 @@ class RemoteCache:
         name = self._name(kind, key)
         if self._request(b"SET", name.encode(), self._signed(name, library)) is not _FAILED:
             counters["inductor"]["remote_stores"] += 1
+
+    def lease(self, key: str, kind: str = "kernel") -> tuple[bytes | None, bytes | None]:
+        """The entry of `kind` under `key`, or the right to compile it (NOTE(build-lease)):
+        (entry, None) when it is stored, at once or by the process this one waited for;
+        (None, token) when this process holds the build lease; (None, None): compile
+        without it (the server failed, the entry is refused, or WAIT_LIMIT passed).
+        The entry is fetched once at most."""
+        name = f"pyjit-lease:{kind}:{key}".encode()
+        token = os.urandom(16).hex().encode()
+        started = time.monotonic()
+        waited = False
+        while True:
+            taken = self._request(b"SET", name, token, b"NX", b"PX", b"%d" % (LEASE_S * 1000))
+            if taken is _FAILED:
+                return None, None
+            if taken is not None:  # ours; after a wait the holder failed or died, storing nothing
+                entry = None if waited else self.fetch(key, kind)
+                if entry is not None:
+                    self.release(key, kind, token)
+                return (entry, None) if entry is not None else (None, token)
+            holder = self._request(b"GET", name)
+            if holder == _BUILT:
+                return self.fetch(key, kind), None
+            if holder is _FAILED or time.monotonic() - started > WAIT_LIMIT:
+                return None, None
+            if holder is not None:  # None: it ended just now; take it
+                if not waited:
+                    waited = True
+                    counters["inductor"]["remote_lease_waits"] += 1
+                    trace.emit("remote_lease_wait", server=self.url, key=name.decode())
+                time.sleep(POLL_S)
+
+    def release(self, key: str, kind: str, token: bytes, built: bool = False) -> None:
+        """Mark the lease `built` (the entry is stored: waiters fetch it) while it
+        lasts, or give it up, only while this process still holds it, so that a waiter
+        compiles."""
+        name = f"pyjit-lease:{kind}:{key}".encode()
+        if built:
+            self._request(b"SET", name, _BUILT, b"XX", b"PX", b"%d" % (LEASE_S * 1000))
+        else:
+            self._request(b"EVAL", _RELEASE, b"1", name, token)
 
     def close(self) -> None:
         if self._connection is not None:

@@ -3,6 +3,7 @@ README's main command never rots. Its figures are not checked (SPEC section 4: t
 never asserted); its shape, and every engine's answers against NumPy's, are."""
 
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -11,6 +12,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import pyjit
@@ -53,10 +55,13 @@ def test_the_table_fits_100_columns_and_names_each_missing_peer(quick_run):
     stdout, _ = quick_run
     lines = stdout.splitlines()
     assert max(len(line) for line in lines) <= 100
+    installs = {"torch": "torch --index-url https://download.pytorch.org/whl/cpu", "numba": "numba", "jax": "jax[cpu]"}
     for name, module in {"torch.compile": "torch", "numba": "numba", "jax.jit": "jax"}.items():
-        said = [line for line in lines if line.startswith(f"{name}: ")]
-        if importlib.util.find_spec(module) is None:
-            assert len(said) == 1 and said[0].endswith(f"-m pip install {module}")
+        said = [" ".join([line, *(more.strip() for more in itertools.takewhile(lambda more: more.startswith("    "),
+                                                                               lines[index + 1:]))])
+                for index, line in enumerate(lines) if line.startswith(f"{name}: ")]
+        if importlib.util.find_spec(module) is None:  # the line wraps at 100 columns; its words are the command
+            assert len(said) == 1 and said[0].endswith(f"-m pip install {installs[module]}")
         else:  # installed, and --quick runs peers only with --peers
             assert len(said) == 1 and "left out" in said[0]
 
@@ -80,6 +85,38 @@ assert run.plot({{"rows": []}}, {str(tmp_path / "chart.png")!r}) is None
                                env=environment, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert not (tmp_path / "chart.png").exists()
+
+
+def test_the_charts_legend_covers_no_bar():
+    """Twelve workloads and thirteen engines with speedups over the whole log axis: the
+    legend stands clear of every bar (the main job's chart was read at 1728x540)."""
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is in the `test` and `bench` extras")
+    matplotlib.use("Agg")
+    sys.path.insert(0, str(HARNESS.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("harness_run", HARNESS)
+        run = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(run)
+    finally:
+        sys.path.remove(str(HARNESS.parent))
+    engines = ["numpy", "pyjit-tape", "pyjit-eager", "pyjit-aot_eager", "pyjit-inductor", "pyjit-inductor:reduce-overhead",
+               "pyjit-inductor:max-autotune", "pyjit-inductor:max-autotune-no-cudagraphs", "cupy",
+               "pyjit-inductor@cuda", "torch.compile", "numba", "jax.jit"]
+    speedups = np.geomspace(0.1, 40, len(engines))  # each workload spans the axis: no empty corner
+    document = {"rows": [{"workload": workload, "engine": engine, "speedup": np.roll(speedups, shift)[index]}
+                         for shift, workload in enumerate(WORKLOADS) for index, engine in enumerate(engines)]}
+    figure = run.chart(document)
+    try:
+        renderer = figure.canvas.get_renderer()
+        figure.canvas.draw()
+        (axes,) = figure.axes
+        legend = axes.get_legend().get_window_extent(renderer)
+        bars = [patch.get_window_extent(renderer) for patch in axes.patches]
+        assert len(bars) == len(document["rows"])
+        assert [bar for bar in bars if legend.overlaps(bar)] == []
+        assert len(axes.get_legend().get_texts()) == len(engines)
+    finally:
+        matplotlib.pyplot.close(figure)
 
 
 def test_every_engine_matches_numpy_on_every_workload(quick_run):

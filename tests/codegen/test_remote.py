@@ -382,6 +382,82 @@ def test_a_password_is_not_shown(use_remote, monkeypatch):
     assert "hunter2" not in str(warned[0].message)
 
 
+# -- the build lease (NOTE(build-lease)) ------------------------------------------------------
+
+def compiled_here(use_remote, text) -> tuple[str, bytes]:
+    """(disk cache key, library) of C source `text` compiled on this machine without the remote cache."""
+    use_remote(None, "probe")
+    path = build.load(text).path
+    with open(path, "rb") as file:
+        return os.path.basename(path)[:-len(".so")], file.read()
+
+
+WAITER = textwrap.dedent("""
+    import json, sys
+    from pyjit import config
+    from pyjit.codegen import build
+    from pyjit.utils import counters
+
+    library = build.load(sys.argv[1])
+    events = [json.loads(line) for name in __import__("os").listdir(config.trace_dir)
+              for line in open(f"{config.trace_dir}/{name}")]
+    print(json.dumps({"counters": dict(counters["inductor"]), "path": library.path,
+                      "origins": [event["origin"] for event in events if event["event"] == "kernel"]}))
+""")
+
+
+def lease_wait_started(trace_dir) -> bool:
+    return any('"remote_lease_wait"' in path.read_text() for path in trace_dir.glob("*.jsonl"))
+
+
+@needs_redis
+def test_a_process_missing_a_kernel_being_built_waits_and_loads_it(redis_server, use_remote, tmp_path):
+    key, library = compiled_here(use_remote, source(11))
+    use_remote(redis_server.url, "builder")
+    builder = remote.RemoteCache(redis_server.url, SECRET.encode())
+    entry, token = builder.lease(key)
+    assert entry is None and token is not None  # this test is the process building it
+    trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
+    environment = {**os.environ, "PYJIT_CACHE_DIR": str(tmp_path / "waiter"), "PYJIT_REMOTE_CACHE": redis_server.url,
+                   "PYJIT_REMOTE_CACHE_KEY": SECRET, "PYJIT_TRACE_DIR": str(trace_dir), "PYTHONPATH": PACKAGE_PARENT}
+    waiter = subprocess.Popen([sys.executable, "-P", "-W", "error", "-c", WAITER, source(11)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    deadline = time.monotonic() + 120
+    while not lease_wait_started(trace_dir) and waiter.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lease_wait_started(trace_dir), waiter.stderr.read() if waiter.poll() is not None else "no wait in 120 s"
+    builder.store(key, library)
+    builder.release(key, "kernel", token, built=True)
+    builder.close()
+    output, errors = waiter.communicate(timeout=120)
+    assert waiter.returncode == 0, errors
+    result = json.loads(output)
+    assert result["origins"] == ["remote"]
+    result["counters"].pop("compiler_probes", None)
+    assert result["counters"] == {"remote_lease_waits": 1, "remote_hits": 1}  # compiles: none
+    assert factor_of(pyjit._C.KernelLibrary(result["path"])) == 11.0
+
+
+@needs_redis
+def test_a_builder_that_died_holding_the_lease_delays_a_waiter_until_it_expires(redis_server, use_remote):
+    key, _ = compiled_here(use_remote, source(12))
+    redis_server.call(b"SET", f"pyjit-lease:kernel:{key}".encode(), b"a builder that died", b"PX", b"300")
+    use_remote(redis_server.url, "machine-a")
+    assert factor_of(build.load(source(12))) == 12.0
+    assert remote_counts() == {"remote_lease_waits": 1, "compiles": 1, "remote_stores": 1}
+    assert redis_server.call(b"GET", f"pyjit-lease:kernel:{key}".encode()) == b"built"
+    assert len(redis_server.entries()) == 1
+
+
+@needs_redis
+def test_a_builder_whose_compile_fails_gives_the_lease_up(redis_server, use_remote):
+    use_remote(redis_server.url)
+    with pytest.raises(build.BuildError):
+        build.load("this is not C;\n")
+    assert redis_server.call(b"KEYS", b"pyjit-lease:*") == []  # a waiter compiles at once, not after LEASE_S
+
+
 # -- CUDA cubins and autotuning choices (NOTE(cuda-cache), NOTE(cuda-autotune)) -------------
 # No GPU here: NVRTC and the CUDA-event timing are stand-ins that count their runs; what
 # is checked is the storage, keys, signatures and lookup order those paths go through.
