@@ -38,7 +38,8 @@ Counters: counters["inductor"]["remote_hits"], ["remote_misses"], ["remote_store
 NOTE(build-lease): workers that miss the same kernel at the same moment (a Dask cluster
 starting on a chunked array) would each compile it. So a process that misses its disk
 cache takes the kernel's build lease before it looks in Redis: `SET
-pyjit-lease:<kind>:<key> <token> NX PX LEASE_S` (`build_lease`). The one that gets it
+pyjit-lease:<key id>:<kind>:<key> <token> NX PX LEASE_S` (`build_lease`; named by the
+key id as entries are, so a process with another key never holds the fleet's leases). The one that gets it
 fetches the entry, or compiles and stores it, then marks the lease `built` (for LEASE_S
 more); the others poll every POLL_S seconds, and when they see `built` they fetch the
 entry (a kernel event of origin `remote`). Each process fetches the entry once at most,
@@ -180,6 +181,9 @@ class RemoteCache:
     def _name(self, kind: str, key: str) -> str:
         return f"pyjit:{self.key_id}:{kind}:{key}"
 
+    def _lease_name(self, kind: str, key: str) -> bytes:
+        return f"pyjit-lease:{self.key_id}:{kind}:{key}".encode()
+
     def fetch(self, key: str, kind: str = "kernel") -> bytes | None:
         name = self._name(kind, key)
         entry = self._request(b"GET", name.encode())
@@ -210,7 +214,7 @@ class RemoteCache:
         (None, token) when this process holds the build lease; (None, None): compile
         without it (the server failed, the entry is refused, or WAIT_LIMIT passed).
         The entry is fetched once at most."""
-        name = f"pyjit-lease:{kind}:{key}".encode()
+        name = self._lease_name(kind, key)
         token = os.urandom(16).hex().encode()
         started = time.monotonic()
         waited = False
@@ -239,7 +243,7 @@ class RemoteCache:
         """Mark the lease `built` (the entry is stored: waiters fetch it) while it
         lasts, or give it up, only while this process still holds it, so that a waiter
         compiles."""
-        name = f"pyjit-lease:{kind}:{key}".encode()
+        name = self._lease_name(kind, key)
         if built:
             self._request(b"SET", name, _BUILT, b"XX", b"PX", b"%d" % (LEASE_S * 1000))
         else:

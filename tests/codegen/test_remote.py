@@ -442,11 +442,12 @@ def test_a_process_missing_a_kernel_being_built_waits_and_loads_it(redis_server,
 @needs_redis
 def test_a_builder_that_died_holding_the_lease_delays_a_waiter_until_it_expires(redis_server, use_remote):
     key, _ = compiled_here(use_remote, source(12))
-    redis_server.call(b"SET", f"pyjit-lease:kernel:{key}".encode(), b"a builder that died", b"PX", b"300")
+    lease = f"pyjit-lease:{remote.RemoteCache(redis_server.url, SECRET.encode()).key_id}:kernel:{key}".encode()
+    redis_server.call(b"SET", lease, b"a builder that died", b"PX", b"300")
     use_remote(redis_server.url, "machine-a")
     assert factor_of(build.load(source(12))) == 12.0
     assert remote_counts() == {"remote_lease_waits": 1, "compiles": 1, "remote_stores": 1}
-    assert redis_server.call(b"GET", f"pyjit-lease:kernel:{key}".encode()) == b"built"
+    assert redis_server.call(b"GET", lease) == b"built"
     assert len(redis_server.entries()) == 1
 
 
