@@ -13,6 +13,7 @@ TypeError naming compiler_fn) with every `.grad` and the graph exactly as before
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -29,7 +30,7 @@ from .trace import GradientsChanged, trace
 _log = logs.get_logger("compiled_autograd")
 _verbose_log = logs.get_logger("compiled_autograd_verbose")
 _executors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_strong_executors: dict = {}  # compilers that cannot be weakly referenced, by id (the executor keeps them alive)
+_strong_executors: dict = {}  # compilers that cannot be weakly referenced, by id, and partials, by value (kept alive)
 
 
 class CompiledAutograd:
@@ -48,7 +49,13 @@ class CompiledAutograd:
 
     @classmethod
     def for_compiler(cls, compiler_fn) -> CompiledAutograd:
-        """The executor of `compiler_fn`: one per compiler, so its cache outlives an enable block."""
+        """The executor of `compiler_fn`: one per compiler, so its cache outlives an enable block.
+        Equal partials are one compiler: every `pyjit.compile` makes its own backward compiler,
+        a partial of its backend and flags (frontend/backward.md), and compiled code with the
+        same settings shares one cache, as torch's compiled autograd has one."""
+        key = _partial_key(compiler_fn)
+        if key is not None:
+            return _strong_executors.setdefault(key, cls(compiler_fn, weak=False))
         try:
             executor = _executors.get(compiler_fn)
             if executor is None:
@@ -92,6 +99,17 @@ class CompiledAutograd:
                             f"was given)")
         counters["compiled_autograd"]["compiles"] += 1
         return Variant(traced, compiled)
+
+
+def _partial_key(compiler_fn) -> tuple | None:
+    if type(compiler_fn) is not functools.partial:
+        return None
+    key = ("partial", compiler_fn.func, compiler_fn.args, tuple(sorted(compiler_fn.keywords.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 class _TapeVariant:
