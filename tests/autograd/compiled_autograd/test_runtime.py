@@ -1,6 +1,7 @@
 """pyjit/autograd/compiled_autograd/runtime.py: backward() and autograd.grad through
 compiled autograd give the tape's gradients, hooks, errors and `.grad` states."""
 
+import functools
 import gc
 import weakref
 
@@ -383,6 +384,21 @@ def test_grad_refuses_a_callable_returning_a_value_where_the_graph_returns_none(
     with pytest.raises(TypeError, match="output 1 .* where the graph returns None"), \
             pyjit.compiled_autograd.enable(returning(lambda out: (out[0], np.zeros(3)))):
         pyjit.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+
+
+def test_equal_partial_compilers_share_one_cache():
+    """Each pyjit.compile makes its backward compiler as a partial of its settings: equal
+    settings are one cache, as torch's compiled autograd has one."""
+    def scaled(gm, scale):
+        return gm
+
+    x, y = leaves((3,), (3,))
+    for compiler in (functools.partial(scaled, scale=1), functools.partial(scaled, scale=1),
+                     functools.partial(scaled, scale=2)):
+        x.grad = y.grad = None  # the same structure each time
+        with pyjit.compiled_autograd.enable(compiler):
+            (x * y).sum().backward()
+    assert counters["compiled_autograd"]["compiles"] == 2  # the second partial reused the first's graph
 
 
 def test_a_compiler_dropped_after_its_block_takes_its_cache_with_it():
