@@ -5,10 +5,14 @@ the compiled graph runs. The graph returns each leaf's new `.grad` (backward()) 
 captured gradients (grad()); only once it has returned are the `.grad`s written — the
 first one taken as the leaf's `.grad` when it is a fresh array nothing else holds, else
 copied, as the tape does; a later one copied into the existing `.grad` in place — and,
-without retain_graph, the saved values of the nodes that ran released. So a hook that
-raises or returns a wrong shape, a compiler_fn that raises or returns something that
-cannot be called, or a saved value the tape refuses, gives the tape's exception (or a
-TypeError naming compiler_fn) with every `.grad` and the graph exactly as before.
+without retain_graph, the saved values of the nodes that ran released. Before that,
+every output of the compiled callable is checked against the graph's output (None, or
+an array of its shape, dtype and device): a compiler whose callable returns something
+else is refused as a whole. So a hook that raises or returns a wrong shape, a
+compiler_fn that raises or returns something that cannot be called, a callable whose
+results are not the graph's, or a saved value the tape refuses, gives the tape's
+exception (or a TypeError or RuntimeError naming compiler_fn) with every `.grad` and
+the graph exactly as before.
 """
 
 from __future__ import annotations
@@ -148,7 +152,7 @@ def _checked(index: int, value, meta):
     wanted = f"a {dtype} array of shape {shape} on {device}"
     if device == "cpu" and isinstance(value, np.generic) and value.shape == shape:
         value = np.asarray(value)  # NumPy's 0-d results are scalars
-    if type(value) is not np.ndarray and not _is_cupy_array(value):
+    if not _is_array(value):
         raise TypeError(f"compiled autograd: output {index} of the callable compiler_fn returned is "
                         f"{_described(value)}, not a gradient: the graph returns {wanted} there")
     if tuple(value.shape) != shape or value.dtype != dtype or device_of(value) != device:
@@ -157,12 +161,12 @@ def _checked(index: int, value, meta):
     return value
 
 
-def _is_cupy_array(value) -> bool:
-    return type(value).__name__ == "ndarray" and type(value).__module__.partition(".")[0] == "cupy"
+def _is_array(value) -> bool:
+    return type(value) is np.ndarray or type(value).__module__.startswith("cupy")
 
 
 def _described(value) -> str:
-    if type(value) is np.ndarray or _is_cupy_array(value):
+    if _is_array(value):
         return f"a {value.dtype} array of shape {tuple(value.shape)} on {device_of(value)}"
     text = repr(value)
     return f"a {type(value).__name__} ({text if len(text) <= 40 else text[:37] + '...'})"
