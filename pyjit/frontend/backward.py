@@ -27,8 +27,9 @@ NOTE(hook-inlining): the graph compiled autograd captures calls each tensor hook
 through a `call_hook(hooks, index, gradient)` node, and each node post hook through
 `call_post_hook(hooks, index, count, *gradients)`. When `pyjit.compile` compiles that
 graph, the interpreter inlines the hook itself, `hooks[index]`, into it (the hooks tuple
-is a graph-module argument, so each hook is guarded by identity like any function it
-inlines), on the gradients seen as Tensors (as the tape hands them to the hook), with
+is a graph-module argument, so each hook is guarded by its code, and the graph by what
+the hook reads, NOTE(function-arguments): a hook made anew each step reuses the graph),
+on the gradients seen as Tensors (as the tape hands them to the hook), with
 the engine's terms: None means the gradients unchanged, a result is cast to its
 gradient's dtype. The graph runs on arrays where the tape hands the hook Tensors, so a
 hook the graph would run otherwise is not inlined: one that changes a gradient in place,

@@ -9,8 +9,9 @@ function's `__defaults__` / `__kwdefaults__`, `*args` as a tuple); its globals a
 closure cells are read through the function's source (`helper.__globals__['np']`,
 `helper.__closure__[0].cell_contents`), or as the frame's own globals when the callee
 shares them, so what it reads is guarded like anything the frame reads. The function is
-guarded by identity; a method by its `__func__` read through the bound method, which
-also fails when an instance attribute shadows it.
+guarded by identity (by its code when it is read from an argument,
+NOTE(function-arguments)); a method by its `__func__` read through the bound method,
+which also fails when an instance attribute shadows it.
 
 A callee that meets a break is not resumed inside the caller's trace: everything it
 recorded is rolled back and the CALL itself is the caller's break, so the caller's

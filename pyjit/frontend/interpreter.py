@@ -378,6 +378,20 @@ class Tracer:
             if any(value is builtin for builtin in SUPPORTED_BUILTINS) or getattr(value, "__self__", None) is math:
                 return CallableValue("builtin", value, source=source)  # math's functions fold on constants
             return ConstantValue(value, source) if issubclass(kind, type) else ObjectValue(value, source)
+        if kind is types.FunctionType and isinstance(source.root, LocalSource):
+            # NOTE(function-arguments): a function handed in as an argument (a hook in
+            # compiled autograd's `hooks`, a callback) is often made anew for each call,
+            # as torch's CLOSURE_MATCH knows: it is guarded by its code, globals and
+            # number of defaults; what its inlined body reads (defaults, closure cells,
+            # globals) is read through its source and guarded in turn.
+            self.guards.type(source, kind)
+            self.guards.identity(source.attr("__code__"), value.__code__)
+            self.guards.identity(source.attr("__globals__"), value.__globals__)
+            defaults = value.__defaults__
+            self.guards.type(source.attr("__defaults__"), type(defaults))
+            if defaults is not None:
+                self.guards.length(source.attr("__defaults__"), len(defaults))
+            return ObjectValue(value, source)
         if kind is types.FunctionType:
             self.guards.constant(source, value)
             return ObjectValue(value, source)

@@ -322,3 +322,35 @@ def test_a_post_hook_returning_another_number_of_gradients_raises_the_tapes_erro
             pyjit.compiled_autograd.enable(pyjit.compile(backend="eager")):
         loss.backward()
     assert x.grad is None
+
+
+def test_a_fresh_hook_each_step_reuses_the_compiled_backward(jit):
+    """A training loop registering `lambda g: np.clip(g, -1, 1)` anew each step, on a fresh
+    tensor: the hook is a graph input, guarded by its code (NOTE(function-arguments))."""
+    compiler = pyjit.compile(backend="eager", fullgraph=True)
+    with pyjit.compiled_autograd.enable(compiler):
+        for step in range(4):
+            w = pyjit.tensor(np.linspace(-2.0, 2.0, 5) * (step + 1), requires_grad=True)
+            w.register_hook(lambda g: np.clip(g, -1, 1))
+            (w * w).sum().backward()
+            np.testing.assert_allclose(w.grad.numpy(), np.clip(2 * w.numpy(), -1, 1))
+    assert counters["compiled_autograd"]["compiles"] == 1
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_a_fresh_hook_is_guarded_on_what_the_graph_inlined_from_it(jit):
+    """Another closure value, or another hook's code, is another graph: the guards check
+    what the inlined hook read, not the hook object."""
+    def clipping(limit):
+        return lambda g: np.clip(g, -limit, limit)
+
+    compiler = pyjit.compile(backend="eager", fullgraph=True)
+    with pyjit.compiled_autograd.enable(compiler):
+        for limit, hook in [(1.0, clipping(1.0)), (1.0, clipping(1.0)), (0.5, clipping(0.5)),
+                            (None, lambda g: g * 3)]:
+            w = pyjit.tensor(np.linspace(-2.0, 2.0, 5), requires_grad=True)
+            w.register_hook(hook)
+            (w * w).sum().backward()
+            want = 2 * w.numpy() * 3 if limit is None else np.clip(2 * w.numpy(), -limit, limit)
+            np.testing.assert_allclose(w.grad.numpy(), want)
+    assert counters["stats"]["unique_graphs"] == 3  # limit 1.0 (twice), limit 0.5, the other hook

@@ -38,12 +38,23 @@ class Variant:
         graph = traced.module.graph
         self.symbols = {name: (index[node], axis) for name, (node, axis) in symbol_axes(graph).items()}
         self.guards = list(graph.shape_env.guards)
+        self.output_metas = [None if node is None else node.meta for node in graph.output_node.args[0]]
+
+    def _values(self, sizes: list[tuple]) -> dict[str, int]:
+        return {name: sizes[index][axis] for name, (index, axis) in self.symbols.items()}
 
     def accepts(self, sizes: list[tuple]) -> bool:
         if any(sizes[index][axis] != size for index, axis, size in self.static):
             return False
-        values = {name: sizes[index][axis] for name, (index, axis) in self.symbols.items()}
+        values = self._values(sizes)
         return all(value >= 2 for value in values.values()) and all(guard.holds(values) for guard in self.guards)
+
+    def outputs(self, walk: Walk) -> list[tuple | None]:
+        """(shape, dtype, device) of each graph output for `walk`'s sizes; None where it returns None."""
+        values = self._values([np.shape(value) for value in walk.lifted])
+        return [None if meta is None else
+                (tuple(size.evaluate(values) if isinstance(size, SymInt) else size for size in meta.shape),
+                 meta.dtype, meta.device) for meta in self.output_metas]
 
 
 class _Structure:
@@ -53,6 +64,7 @@ class _Structure:
         self.first_sizes: list[tuple] | None = None
         self.dynamic: set[tuple[int, int]] = set()
         self.variants: list[Variant] = []
+        self.absent: dict[tuple, tuple[bool, ...]] = {}  # NOTE(compiled-autograd-absent)
 
 
 class Cache:
@@ -62,7 +74,7 @@ class Cache:
         self._trie: dict = {}
 
     def lookup(self, walk: Walk, compile_fn) -> Variant:
-        """The variant that runs `walk`; `compile_fn(walk, dynamic)` makes one on a miss."""
+        """The variant that runs `walk`; `compile_fn(walk, dynamic, absent)` makes one on a miss."""
         structure = self._structure(walk)
         sizes = [np.shape(value) for value in walk.lifted]
         for variant in structure.variants:
@@ -80,11 +92,18 @@ class Cache:
             else:
                 _verbose_log.debug("Cache miss due to changed shapes: sizes %s fit no compiled graph: compiling for "
                                    "these sizes", sizes)
-        variant = compile_fn(walk, dynamic)
+        variant = compile_fn(walk, dynamic, structure.absent)
         if structure.first_sizes is None:
             structure.first_sizes = sizes
         structure.variants.append(variant)
         return variant
+
+    def learn(self, walk: Walk, site: tuple, absent: tuple[bool, ...]) -> None:
+        """Which gradients `site` of `walk`'s structure gives (NOTE(compiled-autograd-absent)):
+        its graphs, traced for others, are dropped."""
+        structure = self._structure(walk)
+        structure.absent[site] = absent
+        structure.variants.clear()
 
     def _structure(self, walk: Walk) -> _Structure:
         level, missed = self._trie, False

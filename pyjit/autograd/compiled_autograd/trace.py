@@ -24,8 +24,18 @@ A node whose backward cannot be traced (a Python decision on a value, an array o
 is not a registry op, a saved value the tape refuses) is rolled back and becomes an
 opaque `call_node` node that runs `nodes[i].apply` on the real gradients: the tape's
 own code, so its result or error is the tape's. Its outputs are cast to the dtype of
-the tensor each edge leads to, and a None it returns becomes zeros (a graph value
-cannot be absent).
+the tensor each edge leads to.
+
+NOTE(compiled-autograd-absent): an opaque node and a post hook are Python run by the
+graph, and which of their gradients are None decides what the rest of the graph
+computes (a leaf reached only through a None keeps `.grad` None, as on the tape). The
+graph is traced for what its structure has shown so far (`absent`: per site,
+("node", position) or ("post", hook index), a flag per gradient): by default an opaque
+node gives a gradient on every edge and a post hook keeps the node's. At run time the
+call checks what it got; where it differs, it raises GradientsChanged before anything
+is written, the structure learns the new pattern and drops its graphs, and that
+backward runs again on the tape (so the hooks and opaque nodes that ran before in the
+graph run a second time); the next backward is traced with the pattern.
 """
 
 from __future__ import annotations
@@ -39,7 +49,6 @@ from ...graph import GraphModule, TensorMeta
 from ...ops import REGISTRY
 from .. import engine
 from ..aot import CompiledFunctionBackward
-from ..device import array_module
 from ..function import FunctionCtx
 from ..nodes import AccumulateGrad, OpNode, Saved, UnusableValue, _at_path
 from ..tensor import RetainGrad, Tensor
@@ -62,14 +71,28 @@ class Traced:
         self.lifted_nodes = lifted_nodes  # the placeholders of the lifted values
 
 
-def trace(walk: Walk, dynamic: set[tuple[int, int]]) -> Traced:
-    """`walk` as one graph; `dynamic` holds (lifted value index, axis) pairs made symbolic."""
-    return _Tracing(walk, dynamic).run()
+def trace(walk: Walk, dynamic: set[tuple[int, int]], absent: dict) -> Traced:
+    """`walk` as one graph; `dynamic` holds (lifted value index, axis) pairs made symbolic,
+    `absent` the gradients each site gives (NOTE(compiled-autograd-absent))."""
+    return _Tracing(walk, dynamic, absent).run()
+
+
+class GradientsChanged(Exception):
+    """A site of the graph gave other gradients than it was traced for (NOTE(compiled-autograd-absent))."""
+
+    def __init__(self, site: tuple, absent: tuple[bool, ...]):
+        super().__init__(site, absent)
+        self.site, self.absent = site, absent
+
+    def __str__(self) -> str:
+        kind, where = self.site
+        what = f"NodeCall {where}" if kind == "node" else f"post hook {where}"
+        return f"{what} gave gradients {['None' if gone else 'a value' for gone in self.absent]}"
 
 
 class _Tracing:
-    def __init__(self, walk: Walk, dynamic: set):
-        self.walk = walk
+    def __init__(self, walk: Walk, dynamic: set, absent: dict):
+        self.walk, self.absent = walk, absent
         self.tracer = Tracer("fake")
         self.graph = graph = self.tracer.graph
         graph.name = "compiled_autograd"
@@ -156,7 +179,7 @@ class _Tracing:
         self.ran.append(call.position)
         gradients = self._backward(call, buffer)
         for index in call.post_hooks:
-            gradients = self._post_hook(index, gradients, buffer)
+            gradients = self._post_hook(call, index, gradients, buffer)
         return gradients
 
     def _backward(self, call: NodeCall, buffer: list) -> list:
@@ -175,29 +198,38 @@ class _Tracing:
                                type(error).__name__, error)
             return self._opaque(call, buffer)
 
-    def _post_hook(self, index: int, gradients: list, buffer: list) -> list:
+    def _post_hook(self, call: NodeCall, index: int, gradients: list, buffer: list) -> list:
         arguments = [None if gradient is None else gradient.node for gradient in (*gradients, *buffer)]
-        node = self.graph.call(call_post_hook, self.hooks_input, index, len(gradients), *arguments)
-        results = []
-        for position, gradient in enumerate(gradients):
-            if gradient is not None:
-                item = self.graph.call(operator.getitem, node, position)
-                item.meta = gradient.meta
-                gradient = TracedArray(self.tracer, item)
-            results.append(gradient)
-        return results
+        absent = self.absent.get(("post", index))
+        if absent is None:  # the default: the node's gradients kept
+            node = self.graph.call(call_post_hook, self.hooks_input, index, len(gradients), *arguments)
+            absent = tuple(gradient is None for gradient in gradients)
+        else:
+            node = self.graph.call(call_changing_post_hook, self.hooks_input, index, absent, len(gradients),
+                                   *arguments)
+        return self._items(node, call.node.next_functions, absent, gradients)
 
     def _opaque(self, call: NodeCall, buffer: list) -> list:
         arguments = [None if gradient is None else gradient.node for gradient in buffer]
-        node = self.graph.call(call_node, self.nodes_input, call.position - 1, *arguments)
+        edges = call.node.next_functions
+        absent = self.absent.get(("node", call.position), tuple(child is None for child, _ in edges))
+        node = self.graph.call(call_node, self.nodes_input, call.position - 1, absent, *arguments)
+        return self._items(node, edges, absent, [None] * len(edges))
+
+    def _items(self, node, edges, absent: tuple, gradients: list) -> list:
+        """The gradients a Python call site gives, those of `absent` None: each its
+        gradient's meta, or the meta of the tensor its edge leads to."""
         results = []
-        for index, (child, output_nr) in enumerate(call.node.next_functions):
-            if child is None:
+        for position, ((child, output_nr), gone, gradient) in enumerate(zip(edges, absent, gradients)):
+            if gone or (gradient is None and child is None):
                 results.append(None)
                 continue
-            item = self.graph.call(operator.getitem, node, index)
-            shape, dtype, device = _edge_meta(child, output_nr)
-            item.meta = TensorMeta(tuple(shape), np.dtype(dtype), device)
+            item = self.graph.call(operator.getitem, node, position)
+            if gradient is None:
+                shape, dtype, device = _edge_meta(child, output_nr)
+                item.meta = TensorMeta(tuple(shape), np.dtype(dtype), device)
+            else:
+                item.meta = gradient.meta
             results.append(TracedArray(self.tracer, item))
         return results
 
@@ -290,29 +322,31 @@ def call_hook(hooks: tuple, index: int, gradient):
 
 def call_post_hook(hooks: tuple, index: int, count: int, *grads) -> tuple:
     """Node post hook `hooks[index]` on the `count` gradients a node sends on and those it
-    received (engine.call_post_hook). The graph was traced for the gradients that exist:
-    a hook that gives a gradient where there was none, or takes one away, is refused."""
-    grad_inputs = list(grads[:count])
-    results = engine.call_post_hook(hooks[index], grad_inputs, list(grads[count:]))
-    if any((old is None) != (new is None) for old, new in zip(grad_inputs, results)):
-        raise NotImplementedError("compiled autograd: a node's post hook returned a gradient where the node "
-                                  "computed none, or None where it computed one; the captured graph cannot follow "
-                                  "that: run this backward without compiled autograd")
+    received (engine.call_post_hook), traced for a hook that keeps which gradients exist."""
+    return _post_hook(hooks, index, tuple(grad is None for grad in grads[:count]), count, grads)
+
+
+def call_changing_post_hook(hooks: tuple, index: int, absent: tuple, count: int, *grads) -> tuple:
+    """call_post_hook, traced for a hook that gives the gradients `absent` says (NOTE(compiled-autograd-absent))."""
+    return _post_hook(hooks, index, absent, count, grads)
+
+
+def _post_hook(hooks: tuple, index: int, absent: tuple, count: int, grads: tuple) -> tuple:
+    results = engine.call_post_hook(hooks[index], list(grads[:count]), list(grads[count:]))
+    got = tuple(result is None for result in results)
+    if got != absent:
+        raise GradientsChanged(("post", index), got)
     return tuple(results)
 
 
-def call_node(nodes: tuple, index: int, *grads) -> tuple:
+def call_node(nodes: tuple, index: int, absent: tuple, *grads) -> tuple:
     """An opaque node's backward, `nodes[index].apply`, on the real gradients
-    (NOTE(compiled-autograd-trace)): one gradient per edge, zeros for a None, each in
-    its tensor's dtype."""
+    (NOTE(compiled-autograd-trace)): one gradient per edge, each in its tensor's dtype,
+    None where `absent` says (NOTE(compiled-autograd-absent))."""
     node = nodes[index]
     results = node.apply(list(grads))
-    gradients = []
-    for value, (child, output_nr) in zip(results, node.next_functions):
-        if child is None:
-            gradients.append(None)
-            continue
-        shape, dtype, _ = _edge_meta(child, output_nr)
-        module = array_module(next((grad for grad in grads if grad is not None), np.zeros(())))
-        gradients.append(module.zeros(shape, dtype) if value is None else value.astype(dtype, copy=False))
-    return tuple(gradients)
+    got = tuple(child is None or value is None for value, (child, _) in zip(results, node.next_functions))
+    if got != absent:
+        raise GradientsChanged(("node", index + 1), got)
+    return tuple(None if gone else value.astype(_edge_meta(child, output_nr)[1], copy=False)
+                 for value, gone, (child, output_nr) in zip(results, got, node.next_functions))

@@ -1,6 +1,7 @@
 """pyjit/autograd/compiled_autograd/runtime.py: backward() and autograd.grad through
 compiled autograd give the tape's gradients, hooks, errors and `.grad` states."""
 
+import functools
 import gc
 import weakref
 
@@ -315,13 +316,89 @@ def test_node_post_hooks_see_and_replace_what_the_node_sends_on():
     assert seen == [1, 1]
 
 
-def test_a_post_hook_dropping_a_gradient_is_refused_before_anything_is_written():
+class OnlyTheFirst(pyjit.autograd.Function):
+    """x * y, whose backward gives y no gradient."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * y, None
+
+
+@pytest.mark.parametrize("product, hook", [
+    (lambda x, y: x * y, lambda grad_inputs, grad_outputs: (grad_inputs[0], None)),  # takes y's gradient away
+    (OnlyTheFirst.apply, lambda grad_inputs, grad_outputs: (grad_inputs[0] * 3, np.ones(3))),  # gives y one
+], ids=["takes", "gives"])
+def test_a_post_hook_changing_which_gradients_exist_gives_the_tapes_grads(product, hook):
+    def step(x, y):
+        result = product(x, y)
+        result.grad_fn.register_hook(hook)
+        result.sum().backward()
+
+    for _ in range(3):
+        tape, compiled = both(step, lambda: leaves((3,), (3,)))
+        assert_same(tape, compiled)
+    # The first backward learnt which gradients the hook gives; the rest reuse one graph traced for it.
+    assert counters["compiled_autograd"]["compiles"] == 2
+
+
+def test_a_post_hook_changing_which_gradients_exist_writes_nothing_when_it_raises_later():
     x, y = leaves((3,), (3,))
     product = x * y
     product.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], None))
-    with pytest.raises(NotImplementedError, match="post hook"), pyjit.compiled_autograd.enable(identity):
+    x.register_hook(lambda grad: grad[:1])
+    with pytest.raises(RuntimeError, match="changed the size"), pyjit.compiled_autograd.enable(identity):
         product.sum().backward()
     assert grads([x, y]) == [None, None]
+
+
+def returning(make_outputs):
+    """A compiler whose callable runs the graph, then returns `make_outputs(its outputs)` instead."""
+    return lambda gm: lambda *args: make_outputs(gm(*args))
+
+
+@pytest.mark.parametrize("outputs, error, message", [
+    (lambda out: (out[0], np.zeros(5)), RuntimeError, "output 1 .* shape \\(5,\\).* shape \\(3,\\)"),
+    (lambda out: (out[0], out[1].astype(np.float32)), RuntimeError, "output 1 .* float32 .* float64"),
+    (lambda out: ("a", "b"), TypeError, "output 0 .* a str \\('a'\\), not a gradient: .* float64 array of shape"),
+    (lambda out: (out[0], out[1].tolist()), TypeError, "output 1 .* a list"),
+])
+def test_a_callable_returning_wrong_gradients_is_refused_before_any_grad_is_written(outputs, error, message):
+    x, y = leaves((3,), (3,))
+    (x * y).sum().backward()
+    before = grads([x, y])
+    with pytest.raises(error, match=message), pyjit.compiled_autograd.enable(returning(outputs)):
+        (x * y).sum().backward()
+    assert_same(before, grads([x, y]))
+    (x * y).sum().backward()  # the tape still works on these leaves
+    assert_same([2 * want for want in before], grads([x, y]))
+
+
+def test_grad_refuses_a_callable_returning_a_value_where_the_graph_returns_none():
+    x, y = leaves((3,), (3,))
+    with pytest.raises(TypeError, match="output 1 .* where the graph returns None"), \
+            pyjit.compiled_autograd.enable(returning(lambda out: (out[0], np.zeros(3)))):
+        pyjit.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+
+
+def test_equal_partial_compilers_share_one_cache():
+    """Each pyjit.compile makes its backward compiler as a partial of its settings: equal
+    settings are one cache, as torch's compiled autograd has one."""
+    def scaled(gm, scale):
+        return gm
+
+    x, y = leaves((3,), (3,))
+    for compiler in (functools.partial(scaled, scale=1), functools.partial(scaled, scale=1),
+                     functools.partial(scaled, scale=2)):
+        x.grad = y.grad = None  # the same structure each time
+        with pyjit.compiled_autograd.enable(compiler):
+            (x * y).sum().backward()
+    assert counters["compiled_autograd"]["compiles"] == 2  # the second partial reused the first's graph
 
 
 def test_a_compiler_dropped_after_its_block_takes_its_cache_with_it():

@@ -140,6 +140,49 @@ def test_a_function_that_cannot_be_traced_is_an_opaque_call(function):
     assert len(recorder.graphs) == 1
 
 
+class NoGradientForTheSecond(pyjit.autograd.Function):
+    """Opaque (it decides on a value), and its backward gives None to an input that requires grad."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return (grad * 2 if float(x.sum()) > 0 else grad * -2), None
+
+
+def test_an_opaque_nodes_none_keeps_grad_none_as_on_the_tape():
+    recorder = Recorder()
+    for step in range(3):
+        x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+        with pyjit.compiled_autograd.enable(recorder):
+            (NoGradientForTheSecond.apply(x, y) * y).sum().backward()
+        tape_x, tape_y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+        (NoGradientForTheSecond.apply(tape_x, tape_y) * tape_y).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tape_x.grad.numpy())
+        np.testing.assert_allclose(y.grad.numpy(), tape_y.grad.numpy())  # only through the product's own edge
+    hidden, z = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    with pyjit.compiled_autograd.enable(recorder):
+        NoGradientForTheSecond.apply(hidden, z).sum().backward()
+    assert z.grad is None and hidden.grad is not None  # the tape leaves it None: no zeros
+    assert "call_node" in recorder.names()
+
+
+def test_a_leaf_reached_only_through_an_opaque_none_is_traced_without_it():
+    recorder = Recorder()
+    for _ in range(3):
+        x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+        with pyjit.compiled_autograd.enable(recorder):
+            NoGradientForTheSecond.apply(x, y).sum().backward()
+        assert y.grad is None
+        np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    assert len(recorder.graphs) == 2  # traced for a gradient on every edge, then for the None it gave
+    assert len(recorder.graphs[-1].graph.output_node.args[0]) == 1  # only x's .grad
+
+
 def test_grad_mode_captures_without_accumulating():
     recorder = Recorder()
     x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
