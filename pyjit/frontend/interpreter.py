@@ -76,6 +76,7 @@ class Capture:
         self.inputs: list[tuple[Source, Any, Node]] = []  # graph inputs: source, example, placeholder
         self.input_of: dict[Source, ArrayValue] = {}
         self.written: dict[Source, ArrayValue] = {}  # inputs the graph writes back (NOTE(functionalisation))
+        self.rebound: list[tuple[ArrayValue, Node]] = []  # (value, node it stood for) per in-place update
         self.side_effects = SideEffects()
         self.first_op_instr: Instr | None = None  # where the transformed code's call points
         self.graph_handler = None  # the `with` cleanup the graph runs under (NOTE(grad-mode-with))
@@ -94,13 +95,18 @@ class Capture:
         return "split before it; it runs in Python" if self.split else "resumed"
 
     def checkpoint(self) -> _Mark:
-        return _Mark(len(self.graph.nodes), len(self.inputs), len(self.written), self.first_op_instr,
-                     self.side_effects.checkpoint())
+        return _Mark(len(self.graph.nodes), len(self.inputs), len(self.written), len(self.rebound),
+                     self.first_op_instr, self.side_effects.checkpoint())
 
     def rollback(self, mark: _Mark) -> None:
         """Forget what was recorded since `mark`: ops, graph inputs, side effects (an
         inlined call that broke, NOTE(inlining)). Guards stay: they only make the entry
-        more specific."""
+        more specific. A value updated in place since the mark stands for its node of then
+        again: the caller's arrays an inlined callee updated keep their values of before
+        the call, whose ops are kept."""
+        for value, node in reversed(self.rebound[mark.rebound:]):
+            value.node = node
+        del self.rebound[mark.rebound:]
         # A new input's placeholder goes in before the ops (Tracer.wrap), so the ops recorded
         # since the mark start that many places later.
         added = {id(node) for node in self.graph.nodes[mark.nodes + len(self.inputs) - mark.inputs:]}
@@ -122,6 +128,7 @@ class _Mark:
     nodes: int
     inputs: int
     written: int
+    rebound: int
     first_op_instr: Any
     side_effects: Any
 
