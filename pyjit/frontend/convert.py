@@ -197,6 +197,7 @@ class Converter:
         """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
         break that cannot be resumed gives no output and `tracer.capture.unresumable` says why."""
         tracer = Tracer(frame, dynamic_dims, dynamic)
+        tracer.capture.compile_body = self._compile_graph
         tracers.append(tracer)
         try:
             tracer.run()

@@ -248,7 +248,10 @@ class GuardSet:
             strides = tuple(example.strides)
         device = None if type(example) is np.ndarray else getattr(getattr(example, "device", None), "id", None)
         guard = ArrayGuard(source, type(example), np.dtype(example.dtype), names, strides, writeable, device, tensor)
-        self._add(("array", source), _Check("array", source, guard), lambda old, new: old == new)
+        # An input read again after a rollback (NOTE(capture)) keeps what the rolled-back
+        # trace required of its writeability: guards only become more specific.
+        self._add(("array", source), _Check("array", source, guard),
+                  lambda old, new: old == new or (new.writeable is None and old == dataclasses.replace(new, writeable=old.writeable)))
 
     def _as_compiled(self, array: ArrayGuard) -> ArrayGuard:
         """`array` with the ShapeEnv's equalities applied to its symbols: a symbol equal to
