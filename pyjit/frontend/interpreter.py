@@ -208,15 +208,17 @@ class Tracer:
                 raise unhandled_reason(instr.name)
             handler(self, instr)
             if self.returned is not None:
+                # One reason for both: 3.12 and 3.13 compile a `break` followed by a
+                # `return` as the return itself.
                 if region is not None:
-                    raise Break("unsupported", "a return inside the loop")
+                    raise Break("unsupported", "a break or return inside the loop")
                 return self.returned
             if self.jump_to is not None:
                 target, self.jump_to = label_at[id(self.jump_to)], None
                 if region is not None and target == region[0]:
                     return None
                 if region is not None and not region[0] < target < region[1]:
-                    raise Break("unsupported", "a break out of the loop")
+                    raise Break("unsupported", "a break or return inside the loop")
                 if target < index and capture.instructions_run > limit:
                     raise Break("unsupported", f"loop unrolled beyond config.unroll_limit ({limit} instructions)",
                                 hint="the rest of the loop runs in Python; raise pyjit.config.unroll_limit to "

@@ -175,8 +175,8 @@ def temporary_read_after(x):
 
 
 @pytest.mark.parametrize("fn, args, reason", [
-    (leaves_early, (np.zeros(9),), "a break out of the loop"),
-    (returns_inside, (np.ones(3),), "a return inside the loop"),
+    (leaves_early, (np.zeros(9),), "a break or return inside the loop"),
+    (returns_inside, (np.ones(3),), "a break or return inside the loop"),
     (appends_inside, (np.ones(3),), "the loop's body changes Python state (a list, dict or attribute)"),
     (two_slots, (np.ones(2), 6), "the loop's body relies on (s0 + 1) % 2 == 0, which does not hold for the index 0"),
     (temporary_read_after, (np.ones(3),), "the loop's body sets 'y', which is read after the loop, to a value that "
