@@ -93,6 +93,12 @@ class GuardSet:
         """`type(source) is cls` (exact: a subclass fails)."""
         self._add(("type", source), _Check("type", source, cls), lambda old, new: old is new)
 
+    def unpin(self, source: Source, cls: type) -> None:
+        """The trace no longer relies on the value at `source`, only on its exact type
+        `cls` (an int the graph takes as an input: NOTE(loop-bounds) in loops.py)."""
+        self._checks.pop(("eq", source), None)
+        self.type(source, cls)
+
     def identity(self, source: Source, obj: object) -> None:
         """`source is obj`. The program keeps `obj` alive until `pyjit.reset()`."""
         self._add(("id", source), _Check("id", source, obj), lambda old, new: old is new)

@@ -73,6 +73,7 @@ class Capture:
         self.graph = self.root_graph = Graph()  # `graph`: a loop body's while it is traced (NOTE(loop-capture))
         self.bodies: list = []  # the loop bodies being traced, innermost last (pyjit/frontend/loops.py)
         self.size_symbols: dict = {}  # (source, dim) -> its SymInt (Tracer._size)
+        self.ranges: dict = {}  # id(range) -> (range, the values range() was called with): NOTE(loop-bounds)
         self.compile_body = None  # the backend, for a loop's body (NOTE(loop-capture)); None: loops unroll
         self.guards = GuardSet(frame.f_globals)
         self.dynamic_dims, self.dynamic = dynamic_dims, dynamic
@@ -462,6 +463,20 @@ class Tracer:
         capture.inputs.append((source, example, node))
         value = capture.input_of[source] = ArrayValue(node, source, tensor)
         return value
+
+    def int_input(self, source: Source, example: int) -> Node:
+        """A graph input for the int at `source`, which the graph takes as an argument
+        instead of baking it in (NOTE(loop-bounds)); its guard is then its type alone."""
+        capture = self.capture
+        graph = capture.root_graph
+        with graph.at(self.loc):
+            node = graph.placeholder(str(source), int)
+        graph.nodes.remove(node)
+        graph.nodes.insert(len(capture.inputs), node)
+        capture.inputs.append((source, example, node))
+        capture.input_of[source] = ConstantValue(example, source)
+        self.guards.unpin(source, int)
+        return node
 
     def _size(self, source: Source, dim: int, size: int):
         capture = self.capture

@@ -22,8 +22,17 @@ that the body reads becomes a placeholder of the body (`_Body.lift`). After the 
 
 The body is compiled by the capture's own backend when it is captured, and the loop
 op runs it once per index, in Python, on the arrays the previous iteration returned
-(the C loop around the kernels is a later step). The trip count is the range's, a
-constant of the trace: a new count is a recompile, each compile traces the body once.
+(the C loop around the kernels is a later step).
+
+NOTE(loop-bounds): the range's bounds are constants of the trace, with one exception
+that makes the trip count an input: a stop given by an int argument of the frame that
+the code reads nowhere else (`for t in range(1, T)`, `range(T)`; builtin_calls.py
+keeps the values each `range()` was called with) becomes an int input of the graph,
+guarded by its type only (`GuardSet.unpin`), so one compile serves every T, zero and
+one included. That holds only where nothing in the trace depends on T's value: the
+body took no decision on its index (no size guard mentions it) and the loop variable is
+not read after the loop (its last value depends on T). Otherwise the stop stays a
+constant, and a new T recompiles, each time tracing the body once.
 
 What the body relied on must hold on every iteration, not only the one it was traced
 for: the comparisons the symbol met (slice clamping, bounds checks) are recorded as
@@ -53,7 +62,7 @@ from ..ops.registry import Op
 from ..utils import counters
 from .breaks import Break
 from .sources import LocalSource
-from .bytecode import Instr, Label, locals_read_after
+from .bytecode import Instr, Label, local_reads, locals_read_after
 from .values import ArrayValue, ConstantValue, IteratorValue, Value
 
 MIN_TRIPS = 2  # one trip is cheaper unrolled than compiled as a body
@@ -140,6 +149,7 @@ class _Capturing:
         self.position = (tracer.instr, tracer.index, tracer.loc, tracer.stack_before)  # GET_ITER's
         self.env_guards, self.env_replacements = list(self.env.guards), dict(self.env.replacements)
         self.mark = self.capture.checkpoint()
+        self.stop_source = _argument_stop(tracer, steps)  # NOTE(loop-bounds)
 
     def run(self) -> IteratorValue:
         tracer, capture = self.tracer, self.capture
@@ -196,6 +206,7 @@ class _Capturing:
             if name not in symbols:
                 kept.append(guard)
                 continue
+            self.stop_source = None  # the body relies on the index's values: NOTE(loop-bounds)
             if symbols != {name} or len(self.steps) > GUARD_CHECK_LIMIT:
                 raise Break("unsupported", f"the loop's body relies on {guard}, which cannot be checked for every "
                             "index")
@@ -234,6 +245,8 @@ class _Capturing:
                 self.tracer.locals[name] = before
             if isinstance(after, ConstantValue) and after.value is body.index:
                 self.tracer.locals[name] = ConstantValue(self.steps[-1])
+                if name in read_after:
+                    self.stop_source = None  # its last value depends on the stop: NOTE(loop-bounds)
         self._check_carries(body, carries)
         return carries
 
@@ -260,7 +273,7 @@ class _Capturing:
                     and end.meta.same_as(start.meta)):
                 raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
         # Gradients through a loop node are not built yet: the tape records each iteration.
-        tensor_inputs = {node for _, example, node in self.capture.inputs if type(example) is not np.ndarray}
+        tensor_inputs = {node for _, example, node in self.capture.inputs if not isinstance(example, (np.ndarray, int))}
         if any(node in tensor_inputs for node in body.lifted) or any(
                 isinstance(value, ArrayValue) and value.tensor for value in self.tracer.locals.values()):
             raise Break("unsupported", "the loop's body reads a pyjit.Tensor or a CuPy array (loop nodes are built "
@@ -283,8 +296,9 @@ class _Capturing:
             raise Break("unsupported", f"the backend failed on the loop's body: {error.__cause__ or error}") from None
         loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls())
         steps = self.steps
+        stop = steps.stop if self.stop_source is None else self.tracer.int_input(self.stop_source, steps.stop)
         with body.parent.at(self.tracer.loc):
-            node = body.parent.call(loop, steps.start, steps.stop, steps.step, *(start for _, start, _ in carries),
+            node = body.parent.call(loop, steps.start, stop, steps.step, *(start for _, start, _ in carries),
                                     *invariants)
             results = [body.parent.call(LOOP_RESULT, node, position) for position in range(len(carries))]
         del capture.rebound[self.mark.rebound:]
@@ -298,6 +312,20 @@ class _Capturing:
         where = self.tracer.loc.describe() if self.tracer.loc is not None else "?"
         _code_log.debug("TRACED LOOP at %s over %r, carries %s\n%s", where, steps,
                         ", ".join(_holder_name(holder) for holder, _, _ in carries), module.code)
+
+
+def _argument_stop(tracer, steps: range) -> LocalSource | None:
+    """The frame's int argument that gave `steps` its stop and is read nowhere else
+    (NOTE(loop-bounds)); None when there is none."""
+    made = tracer.capture.ranges.get(id(steps))
+    if made is None or made[0] is not steps or tracer.root is not tracer:
+        return None
+    args = made[1]
+    stop = args[0] if len(args) == 1 else args[1]
+    source = stop.source if isinstance(stop, ConstantValue) and type(stop.value) is int else None
+    if not isinstance(source, LocalSource) or source.name in tracer.code.co_cellvars:
+        return None
+    return source if local_reads(tracer.bytecode.instructions).get(source.name) == 1 else None
 
 
 def _loop_op(body, carries: int, pure: bool) -> Op:

@@ -234,3 +234,37 @@ def test_the_logs_show_the_captured_body(jit, caplog):
     text = caplog.text
     assert "TRACED LOOP at" in text and "over range(1, 4), carries B, A" in text
     assert "def body(index, " in text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_compile_serves_every_trip_count(jit, backend):
+    """NOTE(loop-bounds): T, read only as the range's stop, is an input of the graph."""
+    compiled = jit(jacobi_1d, backend=backend)
+    for steps in (10, 400, 0, 1, 2):
+        A, B = np.linspace(0, 1, 16), np.ones(16)
+        want_A, want_B = A.copy(), B.copy()
+        compiled(A, B, steps)
+        jacobi_1d(want_A, want_B, steps)
+        assert_same((A, B), (want_A, want_B))
+    assert len(pyjit.cache_entries(compiled)) == 1 and counters["stats"]["unique_graphs"] == 1
+    assert "type(T) is int" in str(pyjit.cache_entries(compiled)[0][0])
+
+
+def last_index_read_after(x, T):
+    for i in range(T):
+        x = x + 1.0
+    return x * i
+
+
+def stop_read_elsewhere(x, T):
+    for i in range(T):
+        x = x + 1.0
+    return x * T
+
+
+@pytest.mark.parametrize("fn", [last_index_read_after, stop_read_elsewhere])
+def test_a_trip_count_the_code_depends_on_otherwise_stays_a_constant(jit, fn):
+    compiled = jit(fn)
+    for steps in (3, 4):
+        np.testing.assert_array_equal(compiled(np.ones(2), steps), fn(np.ones(2), steps))
+    assert len(pyjit.cache_entries(compiled)) == 2 and counters["stats"]["loops_captured"] == 2
