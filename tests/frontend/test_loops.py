@@ -268,3 +268,9 @@ def test_a_trip_count_the_code_depends_on_otherwise_stays_a_constant(jit, fn):
     for steps in (3, 4):
         np.testing.assert_array_equal(compiled(np.ones(2), steps), fn(np.ones(2), steps))
     assert len(pyjit.cache_entries(compiled)) == 2 and counters["stats"]["loops_captured"] == 2
+
+
+def test_explain_shows_the_loop_node(jit):
+    explained = pyjit.explain(jacobi_1d)(np.ones(8), np.ones(8), 5)
+    assert explained.ops_per_graph == [["loop", "loop_result", "loop_result"]]
+    assert explained.graph_break_count == 0
