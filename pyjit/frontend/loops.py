@@ -24,6 +24,13 @@ The body is compiled by the capture's own backend when it is captured, and the l
 op runs it once per index, in Python, on the arrays the previous iteration returned
 (the C loop around the kernels is a later step).
 
+NOTE(short-loops): a loop whose trip count is a constant of the trace and whose
+unrolled ops would number at most SHORT_LOOP_OPS (64: trips times the body's ops) is
+unrolled after its body was traced: its ops then fuse across iterations
+(`for i in range(3): x = np.sin(x)` is one kernel, where a loop node would run three)
+and it compiles as fast. The threshold is a choice, not yet a measurement; a trip
+count that is an input (NOTE(loop-bounds)) is always a loop node.
+
 NOTE(loop-bounds): the range's bounds are constants of the trace, with one exception
 that makes the trip count an input: a stop given by an int argument of the frame that
 the code reads nowhere else (`for t in range(1, T)`, `range(T)`; builtin_calls.py
@@ -66,6 +73,9 @@ from .bytecode import Instr, Label, local_reads, locals_read_after
 from .values import ArrayValue, ConstantValue, IteratorValue, Value
 
 MIN_TRIPS = 2  # one trip is cheaper unrolled than compiled as a body
+# A loop of constant trip count whose unrolled ops number at most this is unrolled after
+# all (NOTE(short-loops)).
+SHORT_LOOP_OPS = 64
 GUARD_CHECK_LIMIT = 1 << 16  # indices a guard is checked on before the loop is unrolled instead
 _log = logging.getLogger("pyjit.graph_breaks")
 _code_log = logging.getLogger("pyjit.graph_code")
@@ -151,7 +161,7 @@ class _Capturing:
         self.mark = self.capture.checkpoint()
         self.stop_source = _argument_stop(tracer, steps)  # NOTE(loop-bounds)
 
-    def run(self) -> IteratorValue:
+    def run(self) -> IteratorValue | None:
         tracer, capture = self.tracer, self.capture
         body = _Body(capture.graph, self.env.create_index(self.steps[len(self.steps) // 2], "a loop index"))
         capture.bodies.append(body)
@@ -163,6 +173,7 @@ class _Capturing:
             self._check_stack()
             self._check_guards(body.index)
             carries = self._carries(body)
+            short = self.stop_source is None and len(self.steps) * len(body.graph.calls()) <= SHORT_LOOP_OPS
         except Break:
             capture.graph = body.parent
             capture.bodies.pop()
@@ -170,6 +181,9 @@ class _Capturing:
             raise
         capture.graph = body.parent
         capture.bodies.pop()
+        if short:
+            self._undo()
+            return None
         self._build(body, carries)
         self._back_at_get_iter()
         return IteratorValue([], made_by=(builtins.iter, [], range(0)))
