@@ -175,18 +175,23 @@ class _Capturing:
             carries = self._carries(body)
             short = self.stop_source is None and len(self.steps) * len(body.graph.calls()) <= SHORT_LOOP_OPS
         except Break:
-            capture.graph = body.parent
-            capture.bodies.pop()
+            self._leave(body)
             self._undo()
             raise
-        capture.graph = body.parent
-        capture.bodies.pop()
+        finally:
+            self._leave(body)
         if short:
             self._undo()
             return None
         self._build(body, carries)
         self._back_at_get_iter()
         return IteratorValue([], made_by=(builtins.iter, [], range(0)))
+
+    def _leave(self, body: _Body) -> None:
+        """Record into the enclosing graph again (once, whatever ended the walk)."""
+        if self.capture.bodies and self.capture.bodies[-1] is body:
+            self.capture.graph = body.parent
+            self.capture.bodies.pop()
 
     def _back_at_get_iter(self) -> None:
         tracer = self.tracer
