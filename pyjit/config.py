@@ -63,6 +63,10 @@ unroll_limit = 5000
 A loop that goes past it is a graph break: the graph so far runs and the rest of the
 loop runs in Python."""
 
+capture_loops = True
+"""Capture a `for` loop over a range whose body is array code as one loop node, traced
+once (NOTE(loop-capture) in pyjit/frontend/loops.py); False unrolls every loop."""
+
 aot_partitioner = None
 """How compiled graphs with inputs that require grad are cut into a forward and a
 backward graph: "default" (save what the backward reads) or "min_cut" (save the

@@ -63,7 +63,10 @@ def call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Val
                     hint="keep the computation in NumPy functions")
     if not all(map(is_constant, (*args, *kwargs.values()))):
         raise Break("unsupported", f"{fn.__name__}() of a value that is not a constant")
-    return ConstantValue(fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
+    made = ConstantValue(fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
+    if fn is builtins.range and not kwargs:  # its bounds, for a loop over it (NOTE(loop-bounds))
+        tracer.capture.ranges[id(made.value)] = (made.value, args)
+    return made
 
 
 def _sum(tracer, items: list[Value], start: Value) -> Value:

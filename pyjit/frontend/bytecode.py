@@ -439,13 +439,26 @@ def reachable_from(instructions: list, start: int) -> set[int]:
     return seen
 
 
-def locals_read_after(instructions: list, start: int) -> set[str]:
-    """The local variables some instruction reachable from `instructions[start]` reads:
-    a safe superset of the locals live there."""
+def local_reads(instructions: list) -> dict[str, int]:
+    """How many instructions read each local variable."""
+    counts: dict[str, int] = {}
+    for instr in instructions:
+        if isinstance(instr, Label):
+            continue
+        names = [name for part, name in zip(PAIRS[instr.name], instr.arg) if part == "LOAD_FAST"] \
+            if instr.name in PAIRS else [instr.arg] if instr.name in _LOCAL_READS else []
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def locals_read_after(instructions: list, start: int, skipped: range = range(0)) -> set[str]:
+    """The local variables some instruction reachable from `instructions[start]` reads,
+    those at the indices `skipped` left out: a safe superset of the locals live there."""
     names = set()
     for index in reachable_from(instructions, start):
         instr = instructions[index]
-        if isinstance(instr, Label):
+        if isinstance(instr, Label) or index in skipped:
             continue
         if instr.name in PAIRS:
             names.update(name for part, name in zip(PAIRS[instr.name], instr.arg) if part == "LOAD_FAST")

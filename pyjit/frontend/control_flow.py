@@ -8,6 +8,7 @@ from __future__ import annotations
 from .breaks import Break
 from .bytecode import Label, replay_jump
 from .iteration import iterate
+from .loops import capture_loop
 from .opcode_table import OnBreak, handler, redone, resumes
 from .operators import truth
 from .values import ConstantValue, IteratorValue, describe
@@ -62,7 +63,9 @@ def _jump_or_pop(tracer, instr):
 
 
 # -- loops -----------------------------------------------------------------------------------------
-# NOTE(loop-unrolling): loops are unrolled at trace time, as TorchDynamo does. GET_ITER
+# NOTE(loop-unrolling): a loop over a range is captured as one node where its body can be
+# traced once (NOTE(loop-capture) in loops.py); other loops are unrolled at trace time,
+# as TorchDynamo does. GET_ITER
 # (and `iter`, `enumerate`, `zip`, `reversed`: pyjit/frontend/iteration.py) makes an
 # IteratorValue of what the iterable yields: the items of a tuple or list value, of a
 # constant tuple, list, str, bytes or range, or the rows `x[0], x[1], ...` of an array
@@ -84,7 +87,10 @@ def _jump_or_pop(tracer, instr):
 # run at the break may change.
 @handler("GET_ITER")
 def _get_iter(tracer, instr):
-    tracer.push(iterate(tracer, tracer.pop()))
+    """A loop over a range is captured as one node where it can be (NOTE(loop-capture))."""
+    iterable = tracer.pop()
+    captured = capture_loop(tracer, iterable)
+    tracer.push(iterate(tracer, iterable) if captured is None else captured)
 
 
 def _next_item(tracer):

@@ -29,6 +29,19 @@ NOTE(callback-answers): what the callback answers the hook (docs/frame_hook.md):
 * a frame of pyjit, NumPy or the standard library: `SKIP` (their frames are not the
   user's code, and the graph's own ops call into them).
 * a frame whose trace hits the recursion limit (it started near it): None, quietly.
+* a compile that fails inside pyjit (NOTE(internal-failures)): the guards the trace had
+  built with an unchanged copy of the original code.
+
+NOTE(internal-failures): an exception pyjit raises while it traces, builds or guards a
+frame (a bug: a LintError, an AttributeError; never the user's error, which is a
+"user_error" break, nor the backend's, NOTE(backend-errors)) must not cost a trace on
+every call. The code's first such failure warns once, with the error's first line
+(`config.verbose` adds the internal traceback), and the callback answers the guards the
+trace had built so far with an unchanged copy of the original code: the guards cover
+what the failing trace read, so inputs that pass them would fail the same way, and they
+now run the original code at the speed of a cache hit; other inputs are traced again.
+A failure before any guard exists marks the code SKIP (or, when it has entries, keeps
+the code from being traced again: its entries keep serving, misses run the original).
 """
 
 from __future__ import annotations
@@ -71,6 +84,8 @@ class CodeState:
     arrays: dict = dataclasses.field(default_factory=dict)  # id(program) -> (program, ArrayGuards)
     warned: bool = False
     static_only: bool = False  # NOTE(static-retry)
+    failed: bool = False  # a trace failed inside pyjit: warned once (NOTE(internal-failures))
+    untraceable: bool = False  # ... before any guard existed: never traced again
 
 
 _states = CodeMap()
@@ -119,9 +134,20 @@ class Converter:
             return None
 
     def _convert(self, frame):
+        tracers: list[Tracer] = []  # those `_capture` started, for NOTE(internal-failures)
+        try:
+            return self._convert_traced(frame, tracers)
+        except RecursionError:
+            raise
+        except Exception as error:  # pyjit's own bug: NOTE(internal-failures)
+            return _internal_failure(frame, tracers[-1] if tracers else None, error)
+
+    def _convert_traced(self, frame, tracers: list[Tracer]):
         code = frame.f_code
         entries = _C.cache_entries(code)
         state = _state(code)
+        if state.untraceable:
+            return None  # NOTE(internal-failures)
         if entries:
             if any(program.check(frame) for program, _ in entries):
                 return None  # another thread added a matching entry while this one waited
@@ -132,9 +158,9 @@ class Converter:
         # config.assume_static_by_default False: every size symbolic from the first trace,
         # as dynamic=True, but with the static retry below.
         all_dynamic = self.dynamic is None and not config.assume_static_by_default and not state.static_only
-        tracer, output, stop = self._capture(frame, dynamic_dims, True if all_dynamic else self.dynamic)
+        tracer, output, stop = self._capture(frame, dynamic_dims, True if all_dynamic else self.dynamic, tracers)
         if stop is not None and (dynamic_dims or all_dynamic) and self.dynamic is None:
-            static = self._capture(frame, frozenset(), None)
+            static = self._capture(frame, frozenset(), None, tracers)
             if static[2] is None or (output is None and static[1] is not None) \
                     or (static[0].index, static[2].explanation) != (tracer.index, stop.explanation):
                 # NOTE(static-retry): something the code does needs its sizes as Python
@@ -167,10 +193,12 @@ class Converter:
                 self.observer.on_graph(output.graph_module, program, time.perf_counter() - started)
         return program, output.code
 
-    def _capture(self, frame, dynamic_dims, dynamic):
+    def _capture(self, frame, dynamic_dims, dynamic, tracers: list[Tracer]):
         """Trace the frame: (tracer, Output or None, the Break it stopped at or None). A
         break that cannot be resumed gives no output and `tracer.capture.unresumable` says why."""
         tracer = Tracer(frame, dynamic_dims, dynamic)
+        tracer.capture.compile_body = self._compile_graph
+        tracers.append(tracer)
         try:
             tracer.run()
         except Break as stop:
@@ -293,6 +321,29 @@ class Converter:
             trace.emit("failure", kind="fullgraph", where=str(reason.where) if reason.where else None, message=message)
             return tracer.guards.compile(frame), _raising_code(tracer, Unsupported, message, tracer.instr)
         return None if entries else _C.SKIP
+
+
+def _internal_failure(frame, tracer: Tracer | None, error: Exception):
+    """The answer for a frame whose compile failed inside pyjit (NOTE(internal-failures))."""
+    code = frame.f_code
+    state = _state(code)
+    where = f"{code.co_filename}:{code.co_firstlineno}"
+    first_line = (str(error).splitlines() or [""])[0]
+    message = f"compiling {code.co_qualname} ({where}) failed inside pyjit: {type(error).__name__}: {first_line}"
+    counters["stats"]["compile_failures"] += 1
+    trace.emit("failure", kind="internal_error", where=where, message=message)
+    if not state.failed:
+        state.failed = True
+        warnings.warn(f"pyjit: {message}. It runs its original code for these inputs, without tracing it again; "
+                      f"please report this as a pyjit bug.{_internal(traceback.format_exception(error))}",
+                      stacklevel=2)
+    try:
+        if tracer is not None:
+            return tracer.guards.compile(frame), assemble(tracer.bytecode)
+    except Exception:  # the guards themselves failed: no entry can say when the failure repeats
+        pass
+    state.untraceable = True
+    return None if _C.cache_entries(code) else _C.SKIP
 
 
 def _compiler_name(compiler) -> str:

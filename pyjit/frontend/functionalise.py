@@ -95,6 +95,7 @@ def write(tracer, target: ArrayValue, result: ArrayValue) -> ArrayValue:
     code, record that the graph's value of it is written back (NOTE(functionalisation))."""
     if result.node.meta.dtype != target.node.meta.dtype:
         result = tracer.call_op(REGISTRY["astype"], (result, ConstantValue(target.node.meta.dtype)), {})
+    tracer.capture.rebound.append((target, target.node))  # undone by a rollback (NOTE(capture))
     target.node = result.node
     if target.source is not None:
         tracer.capture.written.setdefault(target.source, target)

@@ -93,6 +93,12 @@ class GuardSet:
         """`type(source) is cls` (exact: a subclass fails)."""
         self._add(("type", source), _Check("type", source, cls), lambda old, new: old is new)
 
+    def unpin(self, source: Source, cls: type) -> None:
+        """The trace no longer relies on the value at `source`, only on its exact type
+        `cls` (an int the graph takes as an input: NOTE(loop-bounds) in loops.py)."""
+        self._checks.pop(("eq", source), None)
+        self.type(source, cls)
+
     def identity(self, source: Source, obj: object) -> None:
         """`source is obj`. The program keeps `obj` alive until `pyjit.reset()`."""
         self._add(("id", source), _Check("id", source, obj), lambda old, new: old is new)
@@ -248,7 +254,10 @@ class GuardSet:
             strides = tuple(example.strides)
         device = None if type(example) is np.ndarray else getattr(getattr(example, "device", None), "id", None)
         guard = ArrayGuard(source, type(example), np.dtype(example.dtype), names, strides, writeable, device, tensor)
-        self._add(("array", source), _Check("array", source, guard), lambda old, new: old == new)
+        # An input read again after a rollback (NOTE(capture)) keeps what the rolled-back
+        # trace required of its writeability: guards only become more specific.
+        self._add(("array", source), _Check("array", source, guard),
+                  lambda old, new: old == new or (new.writeable is None and old == dataclasses.replace(new, writeable=old.writeable)))
 
     def _as_compiled(self, array: ArrayGuard) -> ArrayGuard:
         """`array` with the ShapeEnv's equalities applied to its symbols: a symbol equal to

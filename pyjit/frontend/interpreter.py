@@ -70,12 +70,17 @@ class Capture:
 
     def __init__(self, frame, dynamic_dims: frozenset = frozenset(), dynamic: bool | None = None):
         self.frame = frame
-        self.graph = Graph()
+        self.graph = self.root_graph = Graph()  # `graph`: a loop body's while it is traced (NOTE(loop-capture))
+        self.bodies: list = []  # the loop bodies being traced, innermost last (pyjit/frontend/loops.py)
+        self.size_symbols: dict = {}  # (source, dim) -> its SymInt (Tracer._size)
+        self.ranges: dict = {}  # id(range) -> (range, the values range() was called with): NOTE(loop-bounds)
+        self.compile_body = None  # the backend, for a loop's body (NOTE(loop-capture)); None: loops unroll
         self.guards = GuardSet(frame.f_globals)
         self.dynamic_dims, self.dynamic = dynamic_dims, dynamic
         self.inputs: list[tuple[Source, Any, Node]] = []  # graph inputs: source, example, placeholder
         self.input_of: dict[Source, ArrayValue] = {}
         self.written: dict[Source, ArrayValue] = {}  # inputs the graph writes back (NOTE(functionalisation))
+        self.rebound: list[tuple[ArrayValue, Node]] = []  # (value, node it stood for) per in-place update
         self.side_effects = SideEffects()
         self.first_op_instr: Instr | None = None  # where the transformed code's call points
         self.graph_handler = None  # the `with` cleanup the graph runs under (NOTE(grad-mode-with))
@@ -94,34 +99,50 @@ class Capture:
         return "split before it; it runs in Python" if self.split else "resumed"
 
     def checkpoint(self) -> _Mark:
-        return _Mark(len(self.graph.nodes), len(self.inputs), len(self.written), self.first_op_instr,
-                     self.side_effects.checkpoint())
+        return _Mark(len(self.graph.nodes) - _leading_placeholders(self.graph), len(self.inputs),
+                     len(self.written), len(self.rebound), self.first_op_instr, self.side_effects.checkpoint())
 
     def rollback(self, mark: _Mark) -> None:
         """Forget what was recorded since `mark`: ops, graph inputs, side effects (an
         inlined call that broke, NOTE(inlining)). Guards stay: they only make the entry
-        more specific."""
-        # A new input's placeholder goes in before the ops (Tracer.wrap), so the ops recorded
-        # since the mark start that many places later.
-        added = {id(node) for node in self.graph.nodes[mark.nodes + len(self.inputs) - mark.inputs:]}
-        for source, _, node in self.inputs[mark.inputs:]:
-            added.add(id(node))
+        more specific. A value updated in place since the mark stands for its node of then
+        again: the caller's arrays an inlined callee updated keep their values of before
+        the call, whose ops are kept."""
+        for value, node in reversed(self.rebound[mark.rebound:]):
+            value.node = node
+        del self.rebound[mark.rebound:]
+        # Placeholders (new inputs, values a loop body lifts) go in before the ops, so the
+        # ops recorded since the mark are counted from the first op.
+        graph = self.graph
+        for node in reversed(graph.nodes[_leading_placeholders(graph) + mark.ops:]):
+            graph.erase(node)
+        new_inputs = [node for _, _, node in self.inputs[mark.inputs:]]
+        for source, _, _ in self.inputs[mark.inputs:]:
             del self.input_of[source]
         del self.inputs[mark.inputs:]
+        for body in self.bodies:
+            body.forget(new_inputs)
+        for node in reversed(new_inputs):
+            self.root_graph.erase(node)
         for source in list(self.written)[mark.written:]:
             del self.written[source]
-        for node in reversed(list(self.graph.nodes)):
-            if id(node) in added:
-                self.graph.erase(node)
         self.first_op_instr = mark.first_op_instr
         self.side_effects.rollback(mark.side_effects)
 
 
+def _leading_placeholders(graph) -> int:
+    count = 0
+    while count < len(graph.nodes) and graph.nodes[count].kind == "placeholder":
+        count += 1
+    return count
+
+
 @dataclasses.dataclass
 class _Mark:
-    nodes: int
+    ops: int  # nodes after the placeholders
     inputs: int
     written: int
+    rebound: int
     first_op_instr: Any
     side_effects: Any
 
@@ -160,15 +181,20 @@ class Tracer:
     # -- the walk ---------------------------------------------------------------------------
     def run(self) -> Value:
         """Interpret until RETURN; raises Break where the code cannot be captured. A jump
-        handler sets `jump_to` (a label). Loops are unrolled (NOTE(loop-unrolling)): each
-        instruction interpreted counts in the capture's `instructions_run` (inlined calls
-        share their frame's count), and a backward jump past `config.unroll_limit` is a break,
-        so the walk always ends."""
+        handler sets `jump_to` (a label). Loops are unrolled (NOTE(loop-unrolling)) unless
+        captured (NOTE(loop-capture)): each instruction interpreted counts in the capture's
+        `instructions_run` (inlined calls share their frame's count), and a backward jump
+        past `config.unroll_limit` is a break, so the walk always ends."""
+        return self.walk(0)
+
+    def walk(self, index: int, region: tuple[int, int] | None = None) -> Value | None:
+        """Interpret from `instructions[index]` until RETURN (its value); with `region`
+        (head, end), a loop body's instructions: until a jump back to the head (None),
+        and a Break where control would leave the loop otherwise (NOTE(loop-capture))."""
         instructions = self.bytecode.instructions
         label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
         capture = self.capture
         limit = capture.instruction_limit
-        index = 0
         while index < len(instructions):
             instr = instructions[index]
             index += 1
@@ -183,14 +209,24 @@ class Tracer:
                 raise unhandled_reason(instr.name)
             handler(self, instr)
             if self.returned is not None:
+                # One reason for both: 3.12 and 3.13 compile a `break` followed by a
+                # `return` as the return itself.
+                if region is not None:
+                    raise Break("unsupported", "a break or return inside the loop")
                 return self.returned
             if self.jump_to is not None:
                 target, self.jump_to = label_at[id(self.jump_to)], None
+                if region is not None and target == region[0]:
+                    return None
+                if region is not None and not region[0] < target < region[1]:
+                    raise Break("unsupported", "a break or return inside the loop")
                 if target < index and capture.instructions_run > limit:
                     raise Break("unsupported", f"loop unrolled beyond config.unroll_limit ({limit} instructions)",
                                 hint="the rest of the loop runs in Python; raise pyjit.config.unroll_limit to "
                                      "capture it whole")
                 index = target
+            if region is not None and index >= region[1]:
+                raise Break("unsupported", "control leaves the loop")
         raise Break("unsupported", "control ran off the end of the instructions")
 
     @property
@@ -427,11 +463,12 @@ class Tracer:
         shape = tuple(self._size(source, dim, size) for dim, size in enumerate(array.shape))
         device = "cpu" if type(array) is np.ndarray else f"cuda:{array.device.id}"
         meta = TensorMeta(shape, array.dtype, device)
-        with self.graph.at(self.loc):
-            node = self.graph.placeholder(str(source), meta)  # the graph makes it a name
+        graph = capture.root_graph  # a loop body reads it through a placeholder of its own (NOTE(loop-capture))
+        with graph.at(self.loc):
+            node = graph.placeholder(str(source), meta)  # the graph makes it a name
         # Inputs are met as the code reads them; placeholders come first in a graph.
-        self.graph.nodes.remove(node)
-        self.graph.nodes.insert(len(capture.inputs), node)
+        graph.nodes.remove(node)
+        graph.nodes.insert(len(capture.inputs), node)
         if tensor:
             self.guards.tensor(source, example, shape)
             self.guards.grad_mode()
@@ -441,11 +478,30 @@ class Tracer:
         value = capture.input_of[source] = ArrayValue(node, source, tensor)
         return value
 
+    def int_input(self, source: Source, example: int) -> Node:
+        """A graph input for the int at `source`, which the graph takes as an argument
+        instead of baking it in (NOTE(loop-bounds)); its guard is then its type alone."""
+        capture = self.capture
+        graph = capture.root_graph
+        with graph.at(self.loc):
+            node = graph.placeholder(str(source), int)
+        graph.nodes.remove(node)
+        graph.nodes.insert(len(capture.inputs), node)
+        capture.inputs.append((source, example, node))
+        capture.input_of[source] = ConstantValue(example, source)
+        self.guards.unpin(source, int)
+        return node
+
     def _size(self, source: Source, dim: int, size: int):
         capture = self.capture
         symbolic = capture.dynamic if capture.dynamic is not None else (source, dim) in capture.dynamic_dims
         if symbolic and size >= 2:
-            return self.graph.shape_env.create_symbol(size, f"{source}.shape[{dim}]")
+            # One symbol per size, kept across rollbacks as the guards that name it are.
+            known = capture.size_symbols.get((source, dim))
+            if known is None:
+                known = capture.size_symbols[source, dim] = capture.root_graph.shape_env.create_symbol(
+                    size, f"{source}.shape[{dim}]")
+            return known
         return size
 
     # -- recording ops --------------------------------------------------------------------------
@@ -485,7 +541,9 @@ class Tracer:
     def as_arg(self, value: Value) -> Any:
         """What a graph call takes for `value`: a node, a constant, or a tuple/list of them."""
         if isinstance(value, ArrayValue):
-            return value.node
+            node = value.node
+            # A value from outside the loop body being traced: NOTE(loop-capture).
+            return node if node.graph is self.graph else self.capture.bodies[-1].lift(node)
         if isinstance(value, ConstantValue):
             return value.value
         if isinstance(value, SequenceValue):

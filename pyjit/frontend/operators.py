@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import Node
+from ..graph import Node, SymInt
 from ..ops import REGISTRY
 from ..ops.registry import Op
 from ..ops.views import is_basic
@@ -66,7 +66,7 @@ def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored
 
 def store_array_item(tracer, target: ArrayValue, index: Value, value: Value) -> None:
     """`target[index] = value`, as index_put (NOTE(functionalisation) in functionalise.py)."""
-    _refuse_symbolic_slices(tracer.as_arg(index))
+    _refuse_symbolic_slices(tracer, tracer.as_arg(index))
     functionalise.refuse_update(tracer, target, value, "item assignment", assignment=True)
     functionalise.write(tracer, target, tracer.call_op(REGISTRY["index_put"], (target, index, value), {}))
 
@@ -99,7 +99,7 @@ def subscript(tracer, container: Value, index: Value) -> Value:
     """`container[index]`."""
     if isinstance(container, ArrayValue):
         arg = tracer.as_arg(index)
-        _refuse_symbolic_slices(arg)
+        _refuse_symbolic_slices(tracer, arg)
         entry = REGISTRY["getitem" if is_basic(arg) else "index"]
         return tracer.call_op(entry, (container, index), {})
     if isinstance(container, DictValue):
@@ -114,11 +114,14 @@ def subscript(tracer, container: Value, index: Value) -> Value:
     raise Break("unsupported", f"indexing {describe(container)} with {describe(index)}")
 
 
-def _refuse_symbolic_slices(index: Any) -> None:
+def _refuse_symbolic_slices(tracer, index: Any) -> None:
+    """Slice bounds are static, or expressions of the index of a loop being captured
+    (NOTE(loop-capture)), which the body's code computes from the index it is given."""
+    symbols = {name for body in tracer.capture.bodies for name in body.index.symbols()}
     items = index if type(index) is tuple else (index,)
     for item in items:
-        if type(item) is slice and any(not isinstance(part, (int, type(None))) for part in
-                                       (item.start, item.stop, item.step)):
+        if type(item) is slice and any(not (isinstance(part, (int, type(None))) or (
+                isinstance(part, SymInt) and part.symbols() <= symbols)) for part in (item.start, item.stop, item.step)):
             raise Break("unsupported", "a slice bound that is a symbolic size",
                         hint="mark the size static with dynamic=False")
 

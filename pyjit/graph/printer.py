@@ -196,8 +196,10 @@ class _Printer:
         return self.module_aliases[module_name]
 
     def _symbol_bindings(self) -> dict[str, str]:
-        """`s0 = x.shape[0]` for every size symbol, taken from the first input that has it."""
-        return {name: f"{node.name}.shape[{axis}]" for name, (node, axis) in symbol_axes(self.graph).items()}
+        """`s0 = x.shape[0]` for every size symbol, taken from the first input that has it;
+        `s3 = i` for a symbol that is an int input itself (a loop body's induction variable)."""
+        bindings = {node.meta.python(): node.name for node in self.graph.placeholders if isinstance(node.meta, SymInt)}
+        return bindings | {name: f"{node.name}.shape[{axis}]" for name, (node, axis) in symbol_axes(self.graph).items()}
 
 
 def symbol_axes(graph) -> dict[str, tuple[Node, int]]:

@@ -43,6 +43,15 @@ class ShapeEnv:
         self.sources[name] = source
         return SymInt({(name,): Fraction(1)}, self)
 
+    def create_index(self, hint: int, source: str = "") -> SymInt:
+        """A new symbol for a loop's induction variable (NOTE(loop-capture) in
+        pyjit/frontend/loops.py): any int, so `could_be_one` does not hold for it; whoever
+        makes one checks each guard that mentions it for every value it takes."""
+        name = f"s{len(self.hints)}"
+        self.hints[name] = int(hint)
+        self.sources[name] = source
+        return SymInt({(name,): Fraction(1)}, self)
+
     def evaluate(self, size: int | SymInt, hints: dict[str, int] | None = None) -> int:
         """The value of `size` under `hints` (default: the example values)."""
         if not isinstance(size, SymInt):

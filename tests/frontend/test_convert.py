@@ -338,3 +338,44 @@ def test_verbose_puts_pyjits_traceback_in_its_errors(jit):
         assert (internal in str(failed.value)) is verbose
         assert ('raise ValueError("no kernels today")' in str(failed.value)) is verbose
         assert ("set pyjit.config.verbose = True" in str(failed.value)) is not verbose
+
+
+def _failing(monkeypatch, name):
+    """Make pyjit.frontend.convert's `name` raise as a bug in pyjit would; how often it ran."""
+    import pyjit.frontend.convert as convert
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(args)
+        raise AttributeError("an internal error")
+
+    monkeypatch.setattr(convert, name, broken)
+    return calls
+
+
+def test_a_compile_that_fails_inside_pyjit_warns_once_and_is_not_retried(jit, monkeypatch):
+    """NOTE(internal-failures): one warning, then the original code for these inputs,
+    from a cache entry: the failing build is not run again on the next call."""
+    calls = _failing(monkeypatch, "build")
+    compiled = jit(scaled)
+    x = np.ones(3)
+    with pytest.warns(UserWarning, match=r"compiling scaled .* failed inside pyjit: AttributeError: an internal"):
+        np.testing.assert_allclose(compiled(x, 2), scaled(x, 2))
+    for k in (2, 2, 2):  # no warning, no retrace: pytest makes either an error
+        np.testing.assert_allclose(compiled(x, k), scaled(x, k))
+    assert len(calls) == 1
+    assert len(entries(compiled)) == 1
+    compiled(x, 3)  # other inputs are traced again, and fail again quietly
+    assert len(calls) == 2 and counters["stats"]["compile_failures"] == 2
+
+
+def test_a_failure_before_any_guard_skips_the_code(jit, monkeypatch):
+    calls = _failing(monkeypatch, "Tracer")
+    compiled = jit(scaled)
+    x = np.ones(3)
+    with pytest.warns(UserWarning, match="failed inside pyjit"):
+        compiled(x, 2)
+    for k in (2, 3, 4):
+        np.testing.assert_allclose(compiled(x, k), scaled(x, k))
+    assert len(calls) == 1 and not entries(compiled)

@@ -229,6 +229,29 @@ def test_a_callee_that_reads_a_new_input_then_breaks_rolls_back_only_its_own_ops
                for key in counters["graph_break"])
 
 
+def shift_five_times(p):
+    for _ in range(5):
+        p[1:] = p[:-1] + 1.0
+
+
+def shift_many_times(steps, p):
+    for _ in range(steps):
+        shift_five_times(p)
+
+
+def test_a_callee_that_breaks_after_updating_the_callers_array_gives_it_back_its_value(jit):
+    """The callee's updates of the caller's array are rolled back with its ops: the array
+    stood for an erased op and the graph could not be built (LintError at every call)."""
+    p, want = np.zeros(10), np.zeros(10)
+    shift_many_times(12, want)
+    # Unrolled (not captured as loop nodes), the budget runs out inside a call.
+    with pyjit.config.patch(capture_loops=False, unroll_limit=400):
+        jit(shift_many_times)(12, p)
+    np.testing.assert_array_equal(p, want)
+    assert counters["stats"]["compile_failures"] == 0
+    assert any("unroll_limit" in key for key in counters["graph_break"])
+
+
 def test_a_hand_made_call_with_an_empty_argument_slot_is_refused_in_plain_words():
     def caller(a):
         return scaled_sine(a)

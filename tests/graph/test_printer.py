@@ -286,3 +286,18 @@ def test_each_intermediate_is_dropped_after_its_last_use():
          namespace)
     np.testing.assert_array_equal(namespace["forward"](np.ones(4)), np.cos(np.sin(np.ones(4))) + 1.0)
     assert alive_at_add == [False]  # freed before the last op ran, as NumPy step by step would
+
+
+def test_a_symbol_that_is_an_int_input_is_bound_from_it():
+    """A loop body's induction variable (NOTE(loop-capture)): its slices are computed
+    from the index the body is called with."""
+    graph = Graph("body")
+    index = graph.shape_env.create_index(0, "a loop index")
+    i = graph.placeholder("i", index)
+    x = graph.placeholder("x", TensorMeta((6,), np.dtype("float64")))
+    head = graph.call(ops.getitem, x, slice(None, index + 1, None))
+    graph.output(graph.call(ops.sum, head))
+    module = GraphModule(graph)
+    assert f"{index} = i" in module.code
+    x_value = np.arange(6.0)
+    assert [module(step, x_value) for step in range(6)] == [x_value[:step + 1].sum() for step in range(6)]

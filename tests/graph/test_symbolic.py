@@ -229,3 +229,13 @@ def test_sizes_must_be_ints(env):
         s0 < 2.5
     with pytest.raises(TypeError):
         s0 % 2.0
+
+
+def test_an_index_symbol_takes_any_value_and_its_decisions_are_guards():
+    env = ShapeEnv()
+    index = env.create_index(0, "a loop index")
+    assert env.hints[str(index)] == 0 and env.sources[str(index)] == "a loop index"
+    assert (index + 1 > 0) is True
+    assert [str(guard) for guard in env.guards] == [f"{index} + 1 > 0"]
+    with pytest.raises(ValueError):
+        env.create_symbol(0)  # a size symbol stays 2 or more

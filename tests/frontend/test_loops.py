@@ -1,0 +1,290 @@
+"""pyjit/frontend/loops.py: a `for` loop over a range whose body is array code is one
+loop node (NOTE(loop-capture)), its body traced once, on every backend; loops whose
+body cannot be traced once unroll as before, with the reason; results, in-place
+updated arguments included, are NumPy's."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import pyjit
+from pyjit.utils import counters
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+def jacobi_1d(A, B, T):
+    for t in range(1, T):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+
+
+def jacobi_2d(A, B, T):
+    for t in range(1, T):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def recurrence(y, x, a):
+    for t in range(1, y.shape[0]):
+        y[t] = a * y[t - 1] + x[t]
+    return y
+
+
+def floyd_warshall(D):
+    for k in range(D.shape[0]):
+        D = np.minimum(D, D[:, k, None] + D[None, k, :])
+    return D
+
+
+def row_prefix_sums(A, x):
+    for i in range(1, x.shape[0] - 1):  # A[i, :i] and A[i + 1:, i]: slices that move with i
+        x[i] = x[i] + A[i, :i].sum() - A[i + 1:, i].sum()
+    return x
+
+
+def accumulate(x):
+    acc = x[0] * 0.0
+    for i in range(len(x)):
+        acc = acc + x[i] * i
+    return acc
+
+
+def every_other_backwards(x):
+    for i in range(x.shape[0] - 1, 0, -2):
+        x[i] = x[i - 1] * 2.0
+    return x
+
+
+def with_inner_loop(x, T):
+    for t in range(T):
+        for k in range(3):
+            x[k] = x[k] + t
+    return x
+
+
+def index_after_the_loop(x):
+    for i in range(40):
+        x = x * 0.5 + 1.0
+    return x + i
+
+
+PROGRAMS = {
+    "jacobi_1d": (jacobi_1d, lambda rng: (rng.random(64), rng.random(64), 12)),
+    "jacobi_2d": (jacobi_2d, lambda rng: (rng.random((9, 9)), rng.random((9, 9)), 6)),
+    "recurrence": (recurrence, lambda rng: (np.zeros(40), rng.random(40), 0.5)),
+    "floyd_warshall": (floyd_warshall, lambda rng: (rng.random((20, 20)),)),
+    "symbolic_slices": (row_prefix_sums, lambda rng: (rng.random((12, 12)), rng.random(12))),
+    "accumulator": (accumulate, lambda rng: (rng.random((30, 3)),)),
+    "negative_step": (every_other_backwards, lambda rng: (rng.random(61),)),
+    "nested": (with_inner_loop, lambda rng: (rng.random(4), 5)),
+    "index_after": (index_after_the_loop, lambda rng: (rng.random(3),)),
+}
+
+
+def run_both(jit, fn, args, backend):
+    """fn's result and arguments after a compiled call and after a plain one."""
+    plain_args, compiled_args = copy.deepcopy(args), copy.deepcopy(args)
+    want = fn(*plain_args)
+    got = jit(fn, backend=backend)(*compiled_args)
+    return (got, compiled_args), (want, plain_args)
+
+
+def assert_same(got, want):
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w)
+    elif isinstance(want, np.ndarray):
+        # The body runs the same ops in the same order as NumPy: the same rounding, up to
+        # the kernels' contraction of a * b + c (a fused multiply-add where the CPU has one).
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_loops_are_captured_as_one_node_and_equal_numpy(jit, name, backend):
+    fn, make = PROGRAMS[name]
+    got, want = run_both(jit, fn, make(np.random.default_rng(0)), backend)
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 1 and not counters["loops_unrolled"]
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_body_is_traced_once_whatever_the_trip_count(jit, backend):
+    """The graph holds the loop node and its carries, not one op per iteration."""
+    calls = []
+    for steps in (5, 400):
+        counters.clear()
+        pyjit.reset()
+        A, B = np.linspace(0, 1, 32), np.zeros(32)
+        jit(jacobi_1d, backend=backend)(A, B, steps)
+        want_A, want_B = np.linspace(0, 1, 32), np.zeros(32)
+        jacobi_1d(want_A, want_B, steps)
+        assert_same((A, B), (want_A, want_B))
+        calls.append(counters["stats"]["calls_captured"])
+    assert calls == [3, 3]  # loop, and one result per carried array
+
+
+def leaves_early(x):
+    for i in range(x.shape[0]):
+        if i > 3:
+            break
+        x[i] = 1.0
+    return x
+
+
+def returns_inside(x):
+    for i in range(5):
+        x = x + i
+        if i == 2:
+            return x
+    return -x
+
+
+def prints_inside(x):
+    for i in range(3):
+        x = x + 1.0
+        print("step", i)
+    return x
+
+
+def appends_inside(x):
+    seen = []
+    for i in range(3):
+        x = x * 2.0
+        seen.append(len(seen))
+    return x, seen
+
+
+def two_slots(x, T):
+    for t in range(T):
+        x[t % 2] = x[(t + 1) % 2] + 1.0
+    return x
+
+
+def temporary_read_after(x):
+    for i in range(3):
+        y = x * i
+        x = x + 1.0
+    return x + y
+
+
+@pytest.mark.parametrize("fn, args, reason", [
+    (leaves_early, (np.zeros(9),), "a break or return inside the loop"),
+    (returns_inside, (np.ones(3),), "a break or return inside the loop"),
+    (appends_inside, (np.ones(3),), "the loop's body changes Python state (a list, dict or attribute)"),
+    (two_slots, (np.ones(2), 6), "the loop's body relies on (s0 + 1) % 2 == 0, which does not hold for the index 0"),
+    (temporary_read_after, (np.ones(3),), "the loop's body sets 'y', which is read after the loop, to a value that "
+                                          "is not an array it held before the loop"),
+], ids=lambda value: getattr(value, "__name__", None) if callable(value) else "")
+def test_loops_that_cannot_be_traced_once_unroll_with_the_reason(jit, fn, args, reason):
+    got, want = run_both(jit, fn, args, "eager")
+    assert_same(got, want)
+    assert counters["loops_unrolled"] == {reason: 1}
+    assert counters["stats"]["loops_captured"] == 0
+
+
+def test_a_break_inside_the_body_unrolls_the_loop_and_breaks_there(jit, capsys):
+    got, want = run_both(jit, prints_inside, (np.ones(3),), "eager")
+    assert_same(got, want)
+    assert capsys.readouterr().out == "step 0\nstep 1\nstep 2\n" * 2
+    assert list(counters["loops_unrolled"]) == ["a call to the function print is not captured"]
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_loops_of_fewer_than_two_trips_unroll(jit, steps):
+    A, B = np.linspace(0, 1, 8), np.ones(8)
+    got, want = run_both(jit, jacobi_1d, (A, B, steps + 1), "eager")
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 0 and not counters["loops_unrolled"]
+
+
+def test_tensor_carries_unroll_so_the_tape_records_them(jit):
+    """NOTE(loop-capture): no gradients through loop nodes yet."""
+    def scaled(w):
+        for i in range(3):
+            w = w * 1.5
+        return w.sum()
+
+    w = pyjit.tensor(np.ones(4), requires_grad=True)
+    jit(scaled)(w).backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full(4, 1.5 ** 3))
+    assert counters["stats"]["loops_captured"] == 0
+    assert list(counters["loops_unrolled"]) == ["the loop's body reads a pyjit.Tensor or a CuPy array (loop nodes "
+                                                "are built for NumPy arrays only)"]
+
+
+def test_config_capture_loops_false_unrolls(jit):
+    with pyjit.config.patch(capture_loops=False):
+        got, want = run_both(jit, jacobi_1d, (np.linspace(0, 1, 8), np.ones(8), 4), "eager")
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 0 and counters["stats"]["calls_captured"] > 3
+
+
+def test_the_logs_show_the_captured_body(jit, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="pyjit.graph_code"):
+        jit(jacobi_1d)(np.linspace(0, 1, 8), np.ones(8), 4)
+    text = caplog.text
+    assert "TRACED LOOP at" in text and "over range(1, 4), carries B, A" in text
+    assert "def body(index, " in text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_compile_serves_every_trip_count(jit, backend):
+    """NOTE(loop-bounds): T, read only as the range's stop, is an input of the graph."""
+    compiled = jit(jacobi_1d, backend=backend)
+    for steps in (10, 400, 0, 1, 2):
+        A, B = np.linspace(0, 1, 16), np.ones(16)
+        want_A, want_B = A.copy(), B.copy()
+        compiled(A, B, steps)
+        jacobi_1d(want_A, want_B, steps)
+        assert_same((A, B), (want_A, want_B))
+    assert len(pyjit.cache_entries(compiled)) == 1 and counters["stats"]["unique_graphs"] == 1
+    assert "type(T) is int" in str(pyjit.cache_entries(compiled)[0][0])
+
+
+def last_index_read_after(x, T):
+    for i in range(T):
+        x = x + 1.0
+    return x * i
+
+
+def stop_read_elsewhere(x, T):
+    for i in range(T):
+        x = x + 1.0
+    return x * T
+
+
+@pytest.mark.parametrize("fn", [last_index_read_after, stop_read_elsewhere])
+def test_a_trip_count_the_code_depends_on_otherwise_stays_a_constant(jit, fn):
+    compiled = jit(fn)
+    for steps in (70, 71):  # more than SHORT_LOOP_OPS: not unrolled (NOTE(short-loops))
+        np.testing.assert_array_equal(compiled(np.ones(2), steps), fn(np.ones(2), steps))
+    assert len(pyjit.cache_entries(compiled)) == 2 and counters["stats"]["loops_captured"] == 2
+
+
+def test_explain_shows_the_loop_node(jit):
+    explained = pyjit.explain(jacobi_1d)(np.ones(8), np.ones(8), 5)
+    assert explained.ops_per_graph == [["loop", "loop_result", "loop_result"]]
+    assert explained.graph_break_count == 0
+
+
+def three_sines(x):
+    for i in range(3):
+        x = np.sin(x)
+    return x
+
+
+def test_short_loops_of_constant_trip_count_unroll_to_fuse(jit):
+    """NOTE(short-loops): three ops unrolled fuse into one kernel; not a reason to report."""
+    got, want = run_both(jit, three_sines, (np.linspace(0, 1, 5),), "eager")
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 0 and not counters["loops_unrolled"]
+    assert counters["stats"]["calls_captured"] == 3
