@@ -2,10 +2,10 @@
 # The main job: builds pyjit for the first CPython found (3.11, else 3.12, else 3.13; or
 # $PYJIT_PYTHON) in its benchmark environment (.venv-3.X-bench: pyproject.toml's `bench`
 # extra: matplotlib for the chart, Numba and JAX for the table's peers, Dask for the
-# cluster example) and runs the examples, the frame-hook benchmark and the benchmark
-# harness (docs/benchmarks.md), whose table it prints. Arguments go to the
-# harness (benchmarks/run.py: --quick, --peers, --json PATH, --engines, --workloads);
-# --quick also shortens the examples and the frame-hook benchmark.
+# cluster example) and runs the examples, the frame-hook benchmark, the benchmark
+# harness and its programs section (docs/benchmarks.md), whose tables it prints.
+# Arguments go to the harness (benchmarks/run.py: --quick, --peers, --json PATH, --engines,
+# --workloads); --quick also shortens the examples, the frame-hook benchmark and the programs.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$PYJIT_ROOT"
@@ -24,3 +24,5 @@ echo "=== benchmarks/hook_overhead.py"
 "$python" -P benchmarks/hook_overhead.py "${quick[@]}"
 echo "=== benchmarks/run.py"
 "$python" -P benchmarks/run.py "$@"
+echo "=== benchmarks/programs/run.py"
+"$python" -P benchmarks/programs/run.py "${quick[@]}"
