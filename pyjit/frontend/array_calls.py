@@ -54,7 +54,23 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
             return ufunc_into(tracer, entry, function, args, kwargs)
         kwargs.pop("out", None)
         return tracer.call_op(entry, tuple(args), kwargs)
-    return tracer.call_op(entry, *_bind(entry, function, args, kwargs))
+    args, kwargs = _bind(entry, function, args, kwargs)
+    return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
+
+
+def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
+    """NOTE(devices-follow-inputs): a creation op given no device (np.zeros(n), np.arange(k)
+    in a function of CuPy arrays) makes its array on the device of the frame's array
+    inputs, when they are all on one GPU, as CuPy code would with `xp.zeros`; with NumPy
+    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid."""
+    parameters = _parameters(entry)
+    names = [name for name in parameters.parameters if name != "xp"] if parameters is not None else []
+    if "device" not in names or names.index("device") < len(args) or "device" in kwargs:
+        return kwargs
+    devices = {node.meta.device for _, _, node in tracer.capture.inputs}
+    if len(devices) != 1 or devices == {"cpu"}:
+        return kwargs
+    return {**kwargs, "device": ConstantValue(devices.pop())}
 
 
 def _is_none(value: Value | None) -> bool:

@@ -7,6 +7,10 @@ import pytest
 from frontend.test_interpreter import same
 
 import pyjit
+from pyjit.frontend.array_calls import _with_input_device
+from pyjit.frontend.values import ConstantValue
+from pyjit.graph import Graph, TensorMeta
+from pyjit.ops import REGISTRY
 from pyjit.utils import counters
 
 
@@ -189,3 +193,45 @@ def test_what_is_not_modelled_breaks_with_a_plain_reason(jit, fn, reason):
     got, want = jit(fn)(got_x), fn(want_x)
     assert same(got, want) and same(got_x, want_x)
     assert reason in counters["graph_break"]
+
+
+# -- creation from shapes (issue 30) ----------------------------------------------------------
+def creation_calls(x):
+    n, m = x.shape
+    return (np.zeros((n, m), dtype=np.float32) + x, np.ones(n), np.full(x.shape, 2.5) * x, np.full((2, m), x[0]),
+            np.empty((n, 0)), np.eye(n, m, 1), np.identity(m, dtype=int), np.tri(n, k=-1), np.triu(x), np.tril(x, 1),
+            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
+    compiled = jit(creation_calls, backend=backend, fullgraph=True, dynamic=dynamic)
+    for shape in ((3, 4), (5, 6)):
+        x = np.random.default_rng(2).standard_normal(shape)
+        got, want = compiled(x), creation_calls(x)
+        for got_item, want_item in zip(got, want, strict=True):
+            assert type(got_item) is type(want_item) and got_item.dtype == want_item.dtype
+            np.testing.assert_allclose(got_item, want_item, rtol=1e-12)
+    assert counters["stats"]["unique_graphs"] == (1 if dynamic else 2)
+
+
+class _Capture:
+    def __init__(self, *devices):
+        self.capture = self
+        self.inputs = [(None, None, Graph().placeholder(f"x{index}", TensorMeta((2,), np.float32, device)))
+                       for index, device in enumerate(devices)]
+
+
+@pytest.mark.parametrize("devices, chosen", [(("cuda:1", "cuda:1"), "cuda:1"), (("cpu",), None), ((), None),
+                                             (("cpu", "cuda:0"), None)])
+def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
+    """NOTE(devices-follow-inputs): np.zeros(n) in a function of CuPy arrays is a CuPy array."""
+    tracer = _Capture(*devices)
+    kwargs = _with_input_device(tracer, REGISTRY["zeros"], (ConstantValue(3),), {})
+    assert (kwargs["device"].value if kwargs else None) == chosen
+    if chosen is not None:
+        assert REGISTRY["zeros"].meta(3, device=kwargs["device"].value).device == chosen
+    given = {"device": ConstantValue("cpu")}
+    assert _with_input_device(tracer, REGISTRY["arange"], (ConstantValue(3),), given) is given
+    assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
