@@ -105,8 +105,9 @@ class CallableValue(Value):
     """kind: "numpy" (target: a NumPy function with a registry entry), "op" (target: a pyjit.ops entry),
     "method" (target: the ndarray or Tensor method's name, bound to `self`), "user" (target: a Python function,
     the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin), "container_method"
-    (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)) or
-    "graph_break"."""
+    (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)),
+    "ufunc_method" (target: "outer", "reduce" or "accumulate", of the "numpy" value `self`:
+    NOTE(ufunc-methods) in array_calls.py) or "graph_break"."""
 
     kind: str
     target: Any

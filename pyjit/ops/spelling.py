@@ -134,6 +134,24 @@ def isfinite(d, args, dtypes, out):
     return f"({d.builtin('fabs')}{d.suffix(dtypes[0])}({args[0]}) <= {largest})"
 
 
+def signbit(d, args, dtypes, out):
+    return f"({d.builtin('signbit')}({args[0]}) != 0)"
+
+
+def shift(symbol: str):
+    """NumPy's shifts: a shift by the width or more (or by a negative amount) gives 0, or
+    -1 for a negative value shifted right; a left shift wraps around."""
+    def spell(d, args, dtypes, out):
+        a, b = args
+        T = d.ctype(out)
+        inside = f"(uint64_t){b} < {out.itemsize * 8}"
+        if symbol == "<<":
+            return f"({inside} ? ({T})((uint64_t){a} << {b}) : ({T})0)"
+        beyond = f"({a} < 0 ? ({T})-1 : ({T})0)" if out.kind == "i" else f"({T})0"
+        return f"({inside} ? ({T})({a} >> {b}) : {beyond})"
+    return spell
+
+
 def template(text: str):
     """A row that is one text for every dtype ({0}, {1}, {2}: arguments, {T}: the result's type)."""
     return lambda d, args, dtypes, out: text.format(*args, T=d.ctype(out))
