@@ -325,3 +325,23 @@ def test_where_with_one_argument_breaks_with_a_plain_reason(jit):
     np.testing.assert_array_equal(got, want)
     assert any("where(condition) with one argument is nonzero(condition)" in reason
                for reason in counters["graph_break"])
+
+
+# -- manipulation (pyjit/ops/manipulation.py) --------------------------------------------------
+def manipulations(x, v):
+    grid_x, grid_y = np.meshgrid(v, v[:2])
+    return (np.ravel(x), x.flatten(), np.flip(x), np.fliplr(x), np.flipud(x), np.roll(x, 1, axis=1), np.roll(v, -2),
+            np.rot90(x), np.tile(v, (2, 1)), np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), mode="edge"),
+            np.pad(x, 1, "reflect"), np.pad(v, 2, mode="wrap"), np.hstack([x, x]), np.vstack((v, v)),
+            np.column_stack([v, v]), np.atleast_2d(v), np.atleast_3d(x), grid_x + grid_y, np.copy(x),
+            np.ascontiguousarray(x.T))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_manipulation_routines_run_in_one_graph(jit, backend):
+    rng = np.random.default_rng(7)
+    x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
+    got, want = jit(manipulations, backend=backend, fullgraph=True)(x, v), manipulations(x, v)
+    for got_item, want_item in zip(got, want, strict=True):
+        assert got_item.shape == want_item.shape and got_item.dtype == want_item.dtype
+        np.testing.assert_array_equal(got_item, want_item)
