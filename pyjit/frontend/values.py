@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import itertools
 import operator
 import types
 from typing import Any
@@ -329,4 +330,8 @@ def _qualified(obj: Any) -> str:
         module, name = type.__getattribute__(obj, "__module__"), type.__getattribute__(obj, "__qualname__")
     else:  # a function or a ufunc
         module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", obj.__name__)
-    return name if module in (None, "builtins", "__main__") else f"{module.split('.')[0]}.{name}"
+    if module in (None, "builtins", "__main__"):
+        return name
+    # The public module: numpy.linalg.solve, numpy.fft.fft, numpy.sort (from numpy._core).
+    public = itertools.takewhile(lambda part: not part.startswith("_"), module.split("."))
+    return f"{'.'.join(public) or module}.{name}"
