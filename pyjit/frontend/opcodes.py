@@ -264,7 +264,8 @@ def _unary_negative(tracer, instr):
 def _unary_invert(tracer, instr):
     value = tracer.pop()
     if isinstance(value, ArrayValue):
-        tracer.push(tracer.call_op(REGISTRY["logical_not" if value.node.meta.dtype == bool else "invert"], (value,), {}))
+        name = "logical_not" if value.node.meta.dtype == bool else "invert"
+        tracer.push(tracer.call_op(REGISTRY[name], (value,), {}))
     else:
         tracer.push(constant_op(lambda v: ~v, value, "~"))
 

@@ -113,7 +113,8 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("arctanh", 1, np.arctanh, S.builtin_call("atanh"), costly=True),
     _entry("copysign", 2, np.copysign, S.builtin_call("copysign")),
     # C's remainder of truncated division; NumPy gives 0 for a zero divisor (and INT_MIN % -1).
-    _entry("fmod", 2, np.fmod, S.by_kind("{B}fmod{f}({0}, {1})", "(({1} == 0 || {1} == -1) ? ({T})0 : ({T})({0} % {1}))",
+    _entry("fmod", 2, np.fmod, S.by_kind("{B}fmod{f}({0}, {1})",
+                                         "(({1} == 0 || {1} == -1) ? ({T})0 : ({T})({0} % {1}))",
                                          "({1} == 0 ? ({T})0 : ({T})({0} % {1}))"), costly=True),
     _entry("trunc", 1, np.trunc, S.by_kind("{B}trunc{f}({0})", "{0}")),
     # NaN-ignoring (a NaN loses to a number); the second argument on ties, as NumPy's loops.
@@ -122,7 +123,8 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("fmin", 2, np.fmin, S.by_kind("(({0} < {1} || {1} != {1}) ? {0} : {1})", "({0} < {1} ? {0} : {1})",
                                          bool_text="({0} & {1})")),
     _entry("signbit", 1, np.signbit, S.signbit),
-    _entry("heaviside", 2, np.heaviside, S.template("({0} < 0 ? ({T})0 : ({0} > 0 ? ({T})1 : ({0} == 0 ? {1} : {0})))")),
+    _entry("heaviside", 2, np.heaviside,
+           S.template("({0} < 0 ? ({T})0 : ({0} > 0 ? ({T})1 : ({0} == 0 ? {1} : {0})))")),
     _entry("bitwise_and", 2, np.bitwise_and, S.template("({T})({0} & {1})")),
     _entry("bitwise_or", 2, np.bitwise_or, S.template("({T})({0} | {1})")),
     _entry("bitwise_xor", 2, np.bitwise_xor, S.template("({T})({0} ^ {1})")),

@@ -266,9 +266,10 @@ def test_the_real_ufuncs_have_gradients_on_tensors():
 
 # -- ufunc methods (NOTE(ufunc-methods)) ------------------------------------------------------
 def ufunc_methods(x, v):
-    return (np.add.outer(v, v), np.multiply.outer(x, v), np.subtract.outer(v, 2.0), np.outer(x, v), np.maximum.outer(v, x),
-            np.add.reduce(x), np.multiply.reduce(x, 1), np.maximum.reduce(x, axis=None), np.minimum.reduce(x, keepdims=True),
-            np.logical_or.reduce(x > 0, axis=1), np.add.accumulate(x), np.multiply.accumulate(x, axis=1))
+    return (np.add.outer(v, v), np.multiply.outer(x, v), np.subtract.outer(v, 2.0), np.outer(x, v),
+            np.maximum.outer(v, x), np.add.reduce(x), np.multiply.reduce(x, 1), np.maximum.reduce(x, axis=None),
+            np.minimum.reduce(x, keepdims=True), np.logical_or.reduce(x > 0, axis=1), np.add.accumulate(x),
+            np.multiply.accumulate(x, axis=1))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
