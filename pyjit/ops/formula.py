@@ -129,6 +129,9 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("bitwise_or", 2, np.bitwise_or, S.template("({T})({0} | {1})")),
     _entry("bitwise_xor", 2, np.bitwise_xor, S.template("({T})({0} ^ {1})")),
     _entry("invert", 1, np.invert, S.by_kind("", "({T})~{0}", bool_text="({0} == 0)")),
+    _entry("gcd", 2, np.gcd, S.greatest_common("gcd"), costly=True),
+    _entry("lcm", 2, np.lcm, S.greatest_common("lcm"), costly=True),
+    _entry("nextafter", 2, np.nextafter, S.builtin_call("nextafter")),
     _entry("left_shift", 2, np.left_shift, S.shift("<<")),
     _entry("right_shift", 2, np.right_shift, S.shift(">>")),
 ]}

@@ -280,8 +280,24 @@ ufunc_op("heaviside", formula=F.heaviside,
                                       grad_of(h, lambda: op.where(op.equal(x, 0), grad, 0.0))))
 
 
-# -- integer bits (no derivatives) ---------------------------------------------------
-for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"):
+# The next float after x towards y; spacing is the distance to the next float away from
+# zero (NumPy's npy_spacing: NaN for infinities, the smallest positive float for either
+# zero). Steps of one ulp: derivatives 1 and 0.
+ufunc_op("nextafter", formula=F.nextafter,
+         vjp=lambda grad, out, x, y: (input_grad(x, grad), grad_of(y, lambda: zero_grad(grad))))
+
+
+def _spacing_formula(x):
+    x = in_float_loop(x)
+    away = F.copysign(float("inf"), F.add(x, 0.0))  # -0.0 + 0.0 is +0.0
+    return F.where(F.isinf(x), float("nan"), F.sub(F.nextafter(x, away), x))
+
+
+ufunc_op("spacing", formula=_spacing_formula, vjp=zero_vjp)
+
+
+# -- integers (no derivatives) -------------------------------------------------------
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm"):
     ufunc_op(_name, formula=getattr(F, _name), vjp=None)
 
 

@@ -203,16 +203,23 @@ def creation_calls(x):
             np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"))
 
 
+def assert_gives_numpys_results(compiled, fn, *inputs, rtol=0.0):
+    """`compiled(*inputs)` returns what `fn(*inputs)` does: the same types, dtypes, shapes
+    and values (within `rtol`)."""
+    got, want = compiled(*inputs), fn(*inputs)
+    for got_item, want_item in zip(got, want, strict=True):
+        assert type(got_item) is type(want_item) and np.shape(got_item) == np.shape(want_item)
+        assert np.asarray(got_item).dtype == np.asarray(want_item).dtype
+        np.testing.assert_allclose(got_item, want_item, rtol=rtol)
+
+
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
     compiled = jit(creation_calls, backend=backend, fullgraph=True, dynamic=dynamic)
     for shape in ((3, 4), (5, 6)):
-        x = np.random.default_rng(2).standard_normal(shape)
-        got, want = compiled(x), creation_calls(x)
-        for got_item, want_item in zip(got, want, strict=True):
-            assert type(got_item) is type(want_item) and got_item.dtype == want_item.dtype
-            np.testing.assert_allclose(got_item, want_item, rtol=1e-12)
+        assert_gives_numpys_results(compiled, creation_calls, np.random.default_rng(2).standard_normal(shape),
+                                    rtol=1e-12)
     assert counters["stats"]["unique_graphs"] == (1 if dynamic else 2)
 
 
@@ -241,17 +248,16 @@ def more_ufuncs(x, y):
     return (np.exp2(x), np.log2(y), np.log10(y), np.cbrt(x), np.hypot(x, y), np.logaddexp(x, y),
             np.logaddexp2(x, 1.5), np.fmod(x, y), np.remainder(x, y), np.rint(x * 3), np.trunc(x * 3),
             np.fmin(x, np.nan), np.fmax(x, y), np.copysign(y, x), np.signbit(x), np.heaviside(x, 0.5),
-            np.deg2rad(x), np.rad2deg(x), np.arcsinh(x), np.arccosh(y + 1), np.arctanh(x / 3))
+            np.deg2rad(x), np.rad2deg(x), np.arcsinh(x), np.arccosh(y + 1), np.arctanh(x / 3), np.degrees(x),
+            np.radians(x), np.nextafter(x, y), np.spacing(x), np.gcd(x.astype(int), 6), np.lcm(x.astype(int), 4))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
 def test_the_real_ufuncs_run_in_one_graph(jit, backend):
     rng = np.random.default_rng(4)
     x, y = rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (3, 4))
-    got, want = jit(more_ufuncs, backend=backend, fullgraph=True)(x, y), more_ufuncs(x, y)
-    for got_item, want_item in zip(got, want, strict=True):
-        assert got_item.dtype == want_item.dtype
-        np.testing.assert_allclose(got_item, want_item, rtol=1e-14)  # within the C library's few ulp
+    compiled = jit(more_ufuncs, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, more_ufuncs, x, y, rtol=1e-14)  # within the C library's few ulp
 
 
 def test_the_real_ufuncs_have_gradients_on_tensors():
@@ -276,10 +282,8 @@ def ufunc_methods(x, v):
 def test_ufunc_methods_run_in_one_graph(jit, backend):
     rng = np.random.default_rng(5)
     x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
-    got, want = jit(ufunc_methods, backend=backend, fullgraph=True)(x, v), ufunc_methods(x, v)
-    for got_item, want_item in zip(got, want, strict=True):
-        assert got_item.shape == want_item.shape and got_item.dtype == want_item.dtype
-        np.testing.assert_allclose(got_item, want_item, rtol=1e-12)
+    compiled = jit(ufunc_methods, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, ufunc_methods, x, v, rtol=1e-12)
 
 
 def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):
@@ -302,10 +306,8 @@ def accumulate_diagonal(a):
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
 def test_numpy_scalars_and_python_accumulators_are_values_of_one_graph(jit, backend):
     a = np.random.default_rng(6).uniform(-3, 3, (3, 4))
-    got, want = jit(accumulate_diagonal, backend=backend, fullgraph=True)(a), accumulate_diagonal(a)
-    for got_item, want_item in zip(got, want, strict=True):
-        assert type(got_item) is type(want_item) and np.asarray(got_item).dtype == np.asarray(want_item).dtype
-        np.testing.assert_allclose(got_item, want_item, rtol=1e-6)
+    compiled = jit(accumulate_diagonal, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, accumulate_diagonal, a, rtol=1e-6)
     assert counters["stats"]["unique_graphs"] == 1
 
 
@@ -342,7 +344,4 @@ def manipulations(x, v):
 def test_manipulation_routines_run_in_one_graph(jit, backend):
     rng = np.random.default_rng(7)
     x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
-    got, want = jit(manipulations, backend=backend, fullgraph=True)(x, v), manipulations(x, v)
-    for got_item, want_item in zip(got, want, strict=True):
-        assert got_item.shape == want_item.shape and got_item.dtype == want_item.dtype
-        np.testing.assert_array_equal(got_item, want_item)
+    assert_gives_numpys_results(jit(manipulations, backend=backend, fullgraph=True), manipulations, x, v)

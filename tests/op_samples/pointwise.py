@@ -169,15 +169,16 @@ SAMPLES = {
 }
 
 
-def bitwise_rows():
+def bitwise_rows(bool_ok=True):
     """Integer and bool dtypes, mixed widths, a Python int either side, size 0, a layout,
     the TypeError of a float array and the OverflowError of a Python int too large."""
-    return [S(A((2, 3), "int32", -50, 50), A((3,), "int32", -50, 50)), S(A((4,), "uint8", 0, 200), 7),
-            S(12, A((2, 2), "int64", -9, 9)), S(A((4,), "int8", -9, 9), A((4,), "int64", -9, 9)),
-            S(A((3,), "bool"), A((3,), "bool")), S(A((0, 3), "int16"), A((1, 3), "int16")),
-            S(A((2, 3), "uint32", 0, 99, layout="F"), A((2, 1), "uint16", 0, 99)),
-            S(A((3,)), A((3,), "int32"), raises=TypeError), S(A((3,), "int8"), 300, raises=OverflowError),
-            S(A((2, 3), "int32"), A((4,), "int32"), raises=ValueError)]
+    bools = [S(A((3,), "bool"), A((3,), "bool"))] if bool_ok else []
+    return bools + [
+        S(A((2, 3), "int32", -50, 50), A((3,), "int32", -50, 50)), S(A((4,), "uint8", 0, 200), 7),
+        S(12, A((2, 2), "int64", -9, 9)), S(A((4,), "int8", -9, 9), A((4,), "int64", -9, 9)),
+        S(A((0, 3), "int16"), A((1, 3), "int16")), S(A((2, 3), "uint32", 0, 99, layout="F"), A((2, 1), "uint16", 0, 99)),
+        S(A((3,)), A((3,), "int32"), raises=TypeError), S(A((3,), "int8"), 300, raises=OverflowError),
+        S(A((2, 3), "int32"), A((4,), "int32"), raises=ValueError)]
 
 
 def shift_rows():
@@ -220,6 +221,11 @@ SAMPLES.update({
     "bitwise_xor": bitwise_rows(),
     "invert": [S(A((2, 3), "int32", -50, 50)), S(A((4,), "uint8", 0, 200)), S(A((3,), "bool")),
                S(A((0,), "int64")), S(A((2, 2), "int16", layout="F")), S(A((3,)), raises=TypeError)],
+    "gcd": bitwise_rows(bool_ok=False) + [S(A((4,), "int8", -128, 127), np.int8(-128)), S(A((3,), "uint8", 0, 255), 0)],
+    "lcm": bitwise_rows(bool_ok=False) + [S(A((4,), "int16", -99, 99), A((4,), "int16", 0, 3)), S(A((3,), "uint8", 0, 30), 7)],
+    "nextafter": [S(A((2, 3)), A((3,))), S(A((3,), "float32"), 1.5), S(0.0, A((2, 2))), S(A((4,), "int32"), 0.5),
+                  S(A((0, 3)), A((1, 3))), S(A((2, 2), layout="F"), A((2, 1))), S(A((2, 3)), A((4,)), raises=ValueError)],
+    "spacing": unary_rows() + [S(fixed(0.0, -0.0, 1e300, -2.5, 3.0, 1e-310))],
     "left_shift": shift_rows(),
     "right_shift": shift_rows(),
 })

@@ -33,7 +33,7 @@ EVALUATE = {
     **{name: getattr(np, name) for name in ("exp2", "log2", "log10", "cbrt", "hypot", "arcsinh", "arccosh", "arctanh",
                                             "copysign", "fmod", "trunc", "fmax", "fmin", "signbit", "heaviside",
                                             "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
-                                            "right_shift")},
+                                            "right_shift", "gcd", "lcm", "nextafter")},
 }
 
 
