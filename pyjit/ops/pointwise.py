@@ -104,6 +104,8 @@ ufunc_op("square", formula=F.square, vjp=times_derivative(lambda x, out: op.mult
 ufunc_op("reciprocal", formula=F.reciprocal,
          vjp=times_derivative(lambda x, out: op.negative(op.square(out))))
 ufunc_op("abs", formula=F.abs, ufunc=np.absolute, vjp=times_derivative(lambda x, out: op.sign(x)))
+ufunc_op("fabs", formula=lambda x: F.abs(in_float_loop(x)), vjp=times_derivative(lambda x, out: op.sign(x)))
+ufunc_op("positive", formula=lambda x: x, vjp=lambda grad, out, x: (input_grad(x, grad),))
 ufunc_op("sign", formula=F.sign, vjp=zero_vjp)
 
 
@@ -119,14 +121,22 @@ def _power_meta(a, b):
     return result
 
 
-def _power_vjp(grad, out, a, b):
-    """d/da a**b = b * a**(b-1); d/db a**b = a**b * log(a) (real only where a > 0)."""
-    exponent = b - 1 if isinstance(b, (int, float)) else op.subtract(b, 1)
-    return (grad_of(a, lambda: op.multiply(grad, op.multiply(b, op.power(a, exponent)))),
-            grad_of(b, lambda: op.multiply(grad, op.multiply(out, weak(op.log(a))))))
+def _power_vjp(power: str):
+    """The VJP of power or float_power: d/da a**b = b * a**(b-1); d/db a**b = a**b * log(a)
+    (real only where a > 0)."""
+    def vjp(grad, out, a, b):
+        exponent = b - 1 if isinstance(b, (int, float)) else op.subtract(b, 1)
+        return (grad_of(a, lambda: op.multiply(grad, op.multiply(b, getattr(op, power)(a, exponent)))),
+                grad_of(b, lambda: op.multiply(grad, op.multiply(out, weak(op.log(a))))))
+    return vjp
 
 
-ufunc_op("power", formula=F.pow, meta=_power_meta, vjp=_power_vjp)
+ufunc_op("power", formula=F.pow, meta=_power_meta, vjp=_power_vjp("power"))
+# float_power computes in float64 (complex128 for complex inputs, which kernels leave
+# to NumPy) whatever the inputs' dtypes.
+ufunc_op("float_power", formula=lambda a, b: F.pow(F.cast(a, dtype=np.dtype(np.float64)),
+                                                   F.cast(b, dtype=np.dtype(np.float64))),
+         vjp=_power_vjp("float_power"))
 
 
 def _selection_vjp(loses: Callable):

@@ -163,7 +163,7 @@ KERNEL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "
 # Vector math may differ from NumPy by the kernel's promise plus NumPy's own error, which
 # its SIMD float32 loops and SVML keep within the same 4 ulp (NOTE(vector-math-accuracy)).
 VECTOR_MATH_OPS = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
-                   "arccos", "arctan", "arctan2", "erf", "power")
+                   "arccos", "arctan", "arctan2", "erf", "power", "float_power")
 # The C library's functions without vector variants (NOTE(vector-math-accuracy): within
 # the same promise, glibc's scalar errors) and the ops built on them; deg2rad and rad2deg
 # multiply by the correctly rounded constant, where NumPy's float32 loop rounds pi first.

@@ -209,7 +209,8 @@ def half_graphs():
 
     rows, columns = HALF_VALUES[:, None], HALF_VALUES[None, :]  # broadcast, not copied
     for name, entry in REGISTRY.items():
-        if entry.category == "pointwise" and name not in ("clip", "where", "astype", "round"):
+        # float16 nextafter (and spacing) step through half's own values: eager (lowering.py).
+        if entry.category == "pointwise" and name not in ("clip", "where", "astype", "round", "nextafter", "spacing"):
             add(name, entry, HALF_VALUES) or add(name, entry, rows, columns)
     add("add-weak-scalar", lambda x: REGISTRY["multiply"](REGISTRY["add"](x, 0.1), 3), HALF_VALUES)
     add("multiply-int8", REGISTRY["multiply"], HALF_VALUES, np.arange(-12, 13, dtype=np.int8))
@@ -289,6 +290,18 @@ def test_float16_kernels_give_numpys_results(half_corpus):
             failures.append(f"{label} at {where}: NumPy {expected[where]!r}, kernel {actual[where]!r}")
     assert failures == []
     assert compiled > 80
+
+
+def test_float16_nextafter_and_spacing_run_eagerly_with_numpys_steps():
+    cases = []
+    add_graph_case(cases, "nextafter", REGISTRY["nextafter"], HALF_VALUES, HALF_VALUES[::-1].copy())
+    add_graph_case(cases, "spacing", REGISTRY["spacing"], HALF_VALUES)
+    compiled = compile_graphs([(module, inputs) for _, module, inputs in cases], target="cuda-emulation")
+    for (_, module, inputs), function in zip(cases, compiled, strict=True):
+        assert function is module  # NumPy's float16 loops, not a float computation rounded
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(function(*inputs), np.nextafter(*inputs) if len(inputs) == 2
+                                          else np.spacing(*inputs))
 
 
 def test_float16_runs_eagerly_on_the_cpu_target():

@@ -226,6 +226,13 @@ SAMPLES.update({
     "nextafter": [S(A((2, 3)), A((3,))), S(A((3,), "float32"), 1.5), S(0.0, A((2, 2))), S(A((4,), "int32"), 0.5),
                   S(A((0, 3)), A((1, 3))), S(A((2, 2), layout="F"), A((2, 1))), S(A((2, 3)), A((4,)), raises=ValueError)],
     "spacing": unary_rows() + [S(fixed(0.0, -0.0, 1e300, -2.5, 3.0, 1e-310))],
+    "float_power": [S(A((2, 3), low=0.5, high=2.0), A((3,), low=-1.0, high=2.0)), S(A((3,), "float32", 0.5, 2.0), 2),
+                    S(A((4,), "int32", 1, 4), A((4,), "int64", -2, 3)), S(2, A((2, 2), "float32")),
+                    S(A((3,), "bool"), A((3,), "bool")), S(A((0, 2), low=0.5), A((1, 2))),
+                    S(A((2, 2), low=0.5, high=2.0, layout="F"), A((2, 1), "float32")),
+                    S(A((2, 3), low=0.5), A((4,)), raises=ValueError)],
+    "fabs": unary_rows(),
+    "positive": unary_rows(bool_ok=False) + [S(A((4,), "uint8", 0, 9)), S(A((3,), "bool"), raises=TypeError)],
     "left_shift": shift_rows(),
     "right_shift": shift_rows(),
 })
