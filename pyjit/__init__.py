@@ -19,8 +19,10 @@ __all__ = ["Tensor", "allclose", "allow_in_graph", "arange", "as_tensor", "autog
 
 
 def reset():
-    """Forget every compiled entry and skip mark; guarded objects are released, and the
-    array blocks kept for reuse (NOTE(block-cache)) are freed."""
+    """Forget every compiled entry and skip mark; guarded objects are released, the
+    array blocks kept for reuse (NOTE(block-cache)) are freed, and `pyjit.utils.counters`
+    starts again from nothing (docs/api.md)."""
+    utils.counters.clear()
     _C.reset()
     _C.empty_block_cache()
     _frontend.reset()

@@ -47,6 +47,17 @@ def test_reset_forgets_compiled_entries():
     assert double(5) == 10
 
 
+def test_reset_starts_the_counters_again():
+    import numpy as np
+
+    from pyjit.utils import counters
+
+    pyjit.compile(lambda x: x + 1, backend="eager")(np.ones(2))
+    assert counters["stats"]["unique_graphs"] >= 1
+    pyjit.reset()
+    assert not any(counters.values())
+
+
 def test_compile_uses_the_inductor_backend_unless_told_otherwise(monkeypatch):
     import numpy as np
 

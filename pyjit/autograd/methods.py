@@ -22,7 +22,8 @@ from ..ops import REGISTRY
 
 # NumPy functions whose name is not the registry entry's (np.absolute is pyjit.ops.abs).
 NUMPY_ALIASES = {"absolute": "abs", "remainder": "mod", "amax": "max", "amin": "min", "around": "round",
-                 "concat": "concatenate", "permute_dims": "transpose", "conj": "conjugate"}
+                 "concat": "concatenate", "permute_dims": "transpose", "conj": "conjugate", "degrees": "rad2deg",
+                 "radians": "deg2rad"}
 
 # method name -> registry entry, called as entry(tensor, *args, **kwargs).
 FORWARDED = {name: name for name in (

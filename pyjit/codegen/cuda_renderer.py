@@ -123,20 +123,22 @@ class CudaDialect:
 def spell(op: str, args: list[str], dtypes: list, out: np.dtype) -> str:
     """`op` on `args` as computed: float16 operands and results as float (NOTE(cuda-half))."""
     dtypes, out = [np.dtype(d) for d in dtypes], np.dtype(out)
-    if HALF in dtypes and (op in ("maximum", "minimum") or (op == "cast" and out == np.uint32)):
+    if HALF in dtypes and (op in ("maximum", "minimum", "fmax", "fmin") or (op == "cast" and out == np.uint32)):
         return _half_spelling(op, args)
     return SCALAR_OPS[op].spelling("cuda")(CudaDialect, args, [_computed(d) for d in dtypes], _computed(out))
 
 
 def _half_spelling(op: str, args: list[str]) -> str:
-    """Where NumPy's float16 loops are not its float32 ones: maximum and minimum keep the
-    first operand on ties (so of +0 and -0) and NaN, and a cast to uint32 goes through
-    int64 (NaN and infinities give 0) instead of float32's offset trick."""
+    """Where NumPy's float16 loops are not its float32 ones: maximum and minimum (fmax and
+    fmin) keep the first operand on ties (so of +0 and -0) and NaN (the number over a
+    NaN), and a cast to uint32 goes through int64 (NaN and infinities give 0) instead of
+    float32's offset trick."""
     if op == "cast":
         return f"(uint32_t)(int64_t){args[0]}"
     a, b = args
-    relation = ">=" if op == "maximum" else "<="
-    return f"(({a} {relation} {b} || {a} != {a}) ? {a} : {b})"
+    relation = ">=" if op in ("maximum", "fmax") else "<="
+    kept_nan = f"{b} != {b}" if op in ("fmax", "fmin") else f"{a} != {a}"
+    return f"(({a} {relation} {b} || {kept_nan}) ? {a} : {b})"
 
 
 def cuda_literal(value, dtype: np.dtype) -> str:

@@ -189,6 +189,8 @@ def _typed_ufunc(op: str, args: list[Operand]) -> Operand:
             return Operand.strong(folded)
     elif len(set(inputs)) > 1:
         raise Unsupported(f"{op} with mixed loop dtypes {inputs}")
+    if op == "nextafter" and result == HALF:
+        raise Unsupported("float16 nextafter steps through half's own values, which a float computation does not")
     if op == "reciprocal" and result.kind in "iu":
         raise Unsupported("integer reciprocal (NumPy's result at 0 depends on the dtype)")
     values = tuple(arg.as_dtype(dtype) for arg, dtype in zip(args, inputs))

@@ -26,7 +26,7 @@ from ..ops import REGISTRY
 from .backward import backward_break
 from .breaks import Break
 from .operators import inplace_binary, ufunc_into
-from .values import ArrayValue, ConstantValue, SequenceValue, Value, fold
+from .values import ArrayValue, ConstantValue, SequenceValue, Value, describe, fold, registry_entry
 
 # Parameters that choose how an op works, as opposed to the data it works on.
 _OPTIONS = frozenset({"axis", "axes", "keepdims", "dtype", "out", "ddof", "where", "initial", "order", "casting",
@@ -54,7 +54,89 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
             return ufunc_into(tracer, entry, function, args, kwargs)
         kwargs.pop("out", None)
         return tracer.call_op(entry, tuple(args), kwargs)
-    return tracer.call_op(entry, *_bind(entry, function, args, kwargs))
+    args, kwargs = _bind(entry, function, *_computed_in_dtype(tracer, entry, function, args, kwargs))
+    return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
+
+
+# NOTE(dtype-reductions): `np.sum(x, dtype=d)` (prod, mean, var, std, cumsum, cumprod
+# too) casts the elements to d and accumulates in d, which is the op on astype(x, d).
+_COMPUTED_IN_DTYPE = frozenset({"sum", "prod", "mean", "var", "std", "cumsum", "cumprod"})
+
+
+def _computed_in_dtype(tracer, entry, function, args: list, kwargs: dict) -> tuple[list, dict]:
+    """The call with its dtype= argument made an astype of the data (NOTE(dtype-reductions))."""
+    parameters = _parameters(function) if entry.name in _COMPUTED_IN_DTYPE else None
+    if parameters is None or "dtype" not in parameters.parameters:
+        return args, kwargs
+    try:
+        bound = parameters.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs  # _bind says what is wrong
+    dtype = bound.arguments.pop("dtype", None)
+    if _is_none(dtype):
+        return args, kwargs
+    data = next(iter(parameters.parameters))
+    bound.arguments[data] = tracer.call_op(REGISTRY["astype"], (bound.arguments[data], dtype), {})
+    return list(bound.args), dict(bound.kwargs)
+
+
+def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
+    """NOTE(devices-follow-inputs): a creation op given no device (np.zeros(n), np.arange(k)
+    in a function of CuPy arrays) makes its array on the device of the frame's array
+    inputs, when they are all on one GPU, as CuPy code would with `xp.zeros`; with NumPy
+    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid."""
+    parameters = _parameters(entry)
+    names = [name for name in parameters.parameters if name != "xp"] if parameters is not None else []
+    if "device" not in names or names.index("device") < len(args) or "device" in kwargs:
+        return kwargs
+    devices = {node.meta.device for _, _, node in tracer.capture.inputs}
+    if len(devices) != 1 or devices == {"cpu"}:
+        return kwargs
+    return {**kwargs, "device": ConstantValue(devices.pop())}
+
+
+# NOTE(ufunc-methods): `np.add.outer`, `np.multiply.reduce`, `np.add.accumulate` are the
+# ufunc's op on arrays given new trailing axes (outer, for any binary ufunc of the
+# registry), and the reductions and scans the registry has for the ufunc (reduce's and
+# accumulate's axis defaults to 0, not None as np.sum's). Others (`np.maximum.accumulate`,
+# `reduceat`, `at`) run in Python at a graph break.
+UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate"})
+_REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min, "logical_and": np.all,
+               "logical_or": np.any}
+_SCANS = {"add": np.cumsum, "multiply": np.cumprod}
+_METHOD_PARAMETERS = {"reduce": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+                      "accumulate": ("axis", "dtype", "out")}
+
+
+def call_ufunc_method(tracer, ufunc: np.ufunc, method: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`ufunc.method(*args, **kwargs)` (NOTE(ufunc-methods))."""
+    entry = registry_entry(ufunc)
+    if method == "outer" and ufunc.nin == 2 and len(args) == 2 and not kwargs:
+        a, b = args
+        trailing = b.node.meta.ndim if isinstance(b, ArrayValue) else 0
+        if isinstance(a, ArrayValue) and trailing:
+            a = tracer.call_op(REGISTRY["expand_dims"], (a, ConstantValue(tuple(range(-trailing, 0)))), {})
+        return call_numpy(tracer, entry, ufunc, [a, b], {})
+    function = (_REDUCTIONS if method == "reduce" else _SCANS if method == "accumulate" else {}).get(ufunc.__name__)
+    if function is None or not args or len(args) > 1 + len(_METHOD_PARAMETERS[method]):
+        raise Break("unsupported", f"numpy.{ufunc.__name__}.{method} is not captured",
+                    hint="it runs in Python at a graph break; the captured ufunc methods are outer for binary "
+                         "ufuncs, reduce of add, multiply, maximum, minimum, logical_and and logical_or, and "
+                         "accumulate of add and multiply")
+    named = {"axis": ConstantValue(0), **dict(zip(_METHOD_PARAMETERS[method], args[1:])), **kwargs}
+    return call_numpy(tracer, registry_entry(function), function, args[:1], named)
+
+
+def call_scalar_type(tracer, kind: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`np.float32(0.5)`: a NumPy scalar, folded; `np.float64(a[i])` of an array: astype
+    (a 0-d array is the NumPy scalar it makes: NOTE(scalar-values) in operators.py; an
+    n-d array gives a converted array, as NumPy's scalar types do)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], ArrayValue):
+        return tracer.call_op(REGISTRY["astype"], (args[0], ConstantValue(np.dtype(kind))), {})
+    if not all(isinstance(value, ConstantValue) for value in (*args, *kwargs.values())):
+        raise Break("unsupported", f"numpy.{kind.__name__}() of {', '.join(map(describe, args))} is not captured",
+                    hint="it runs in Python at a graph break")
+    return ConstantValue(fold(kind, *(arg.value for arg in args), **{k: v.value for k, v in kwargs.items()}))
 
 
 def _is_none(value: Value | None) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd import Tensor
 from ..ops import REGISTRY
-from .array_calls import ARRAY_METHODS, COPYING_METHODS, TENSOR_METHODS
+from .array_calls import ARRAY_METHODS, COPYING_METHODS, TENSOR_METHODS, UFUNC_METHODS
 from .breaks import Break
 from .policy import protocol_of
 from .strings import STR_METHODS
@@ -40,6 +40,9 @@ def load_attr(tracer, obj: Value, name: str) -> Value:
         return tracer.wrap(getattr(obj.module, name), source)
     if isinstance(obj, ObjectValue) and source is not None:
         return _object_attr(tracer, obj, name, source)
+    if isinstance(obj, CallableValue) and obj.kind == "numpy" and isinstance(obj.target, np.ufunc) \
+            and name in UFUNC_METHODS:
+        return CallableValue("ufunc_method", name, self=obj, source=source)  # NOTE(ufunc-methods)
     if isinstance(obj, ConstantValue) and isinstance(obj.value, type):
         if source is None:
             raise Break("unsupported", f"attribute {name!r} of a class not read from a variable, a global or an "

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 from .allowed import graph_op, makes_tensors
-from .array_calls import call_method, call_numpy, call_tensor_method
+from .array_calls import call_method, call_numpy, call_scalar_type, call_tensor_method, call_ufunc_method
 from .attributes import load_attr
 from .backward import backward_break, inline_hook, is_hook_call, runs_backward
 from .breaks import Break
 from .builtin_calls import call_builtin
 from .inline import call_user
 from .policy import protocol_of
-from .values import ArrayValue, CallableValue, ObjectValue, Value, describe, registry_entry
+from .values import ArrayValue, CallableValue, ConstantValue, ObjectValue, Value, describe, registry_entry
 
 
 def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -28,6 +30,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
             return call_method(tracer, fn.self, fn.target, args, kwargs)
         if fn.kind == "builtin":
             return call_builtin(tracer, fn.target, args, kwargs)
+        if fn.kind == "ufunc_method":
+            return call_ufunc_method(tracer, fn.self.target, fn.target, args, kwargs)
         if fn.kind == "container_method":
             return tracer.side_effects.call_method(tracer, fn.self, fn.target, args, kwargs)
         if fn.kind == "op":
@@ -35,6 +39,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
         if fn.kind == "graph_break":
             raise Break("graph_break", "pyjit.graph_break() was called",
                         hint="remove it to capture the function whole")
+    if isinstance(fn, ConstantValue) and isinstance(fn.value, type) and issubclass(fn.value, (np.number, np.bool_)):
+        return call_scalar_type(tracer, fn.value, args, kwargs)
     if isinstance(fn, ObjectValue) and is_hook_call(fn.value):
         return inline_hook(tracer, fn.value, args, kwargs)
     captured = backward_break(tracer) if isinstance(fn, ObjectValue) and runs_backward(fn.value) else None

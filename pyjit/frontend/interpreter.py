@@ -548,6 +548,8 @@ class Tracer:
             return value.value
         if isinstance(value, SequenceValue):
             return value.kind(self.as_arg(item) for item in value.items)
+        if isinstance(value, CallableValue) and value.kind == "builtin" and value.target in (int, float, bool):
+            return value.target  # a dtype given as a Python type (`dtype=int`)
         raise Break("unsupported", f"{describe(value)} cannot be an argument of a graph op")
 
 

@@ -15,7 +15,7 @@ from .calls import call
 from .containers import build_dict, build_set
 from .iteration import consume, iterate
 from .opcode_table import OnBreak, handler, redone
-from .operators import binary, constant_op, inplace_binary, store_array_item, subscript, truth
+from .operators import binary, constant_op, inplace_binary, is_scalar, store_array_item, subscript, truth
 from .strings import formatted
 from .values import NULL, ArrayValue, ConstantValue, DictValue, SequenceValue, describe, is_constant, python_value
 
@@ -233,11 +233,12 @@ def _binary_op(tracer, instr):
     symbol = _NB_OPS[instr.arg]
     right = tracer.pop()
     left = tracer.pop()
-    if symbol.endswith("=") and isinstance(left, ArrayValue):
+    if symbol.endswith("=") and isinstance(left, ArrayValue) and not is_scalar(left):
         tracer.push(inplace_binary(tracer, symbol[:-1], left, right, stored_back=True))  # NOTE(functionalisation)
         return
     if symbol.endswith("="):
-        if not all(is_constant(value) and not isinstance(value, SequenceValue) for value in (left, right)):
+        if not (is_scalar(left) or all(is_constant(value) and not isinstance(value, SequenceValue)
+                                       for value in (left, right))):
             raise Break("unsupported", f"in-place operator {symbol} on {describe(left)}",
                         hint="Python runs it at a graph break; write x = x + y to keep it in the graph")
         symbol = symbol[:-1]
@@ -262,8 +263,9 @@ def _unary_negative(tracer, instr):
 @handler("UNARY_INVERT", on_break=_UNARY_BREAK)
 def _unary_invert(tracer, instr):
     value = tracer.pop()
-    if isinstance(value, ArrayValue) and value.node.meta.dtype == bool:
-        tracer.push(tracer.call_op(REGISTRY["logical_not"], (value,), {}))
+    if isinstance(value, ArrayValue):
+        name = "logical_not" if value.node.meta.dtype == bool else "invert"
+        tracer.push(tracer.call_op(REGISTRY[name], (value,), {}))
     else:
         tracer.push(constant_op(lambda v: ~v, value, "~"))
 

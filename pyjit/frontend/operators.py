@@ -22,8 +22,9 @@ from .values import (ArrayValue, ConstantValue, DictValue, SequenceValue, Value,
 # Python operator -> registry entry for arrays (NumPy's meaning of the operator).
 ARRAY_OPERATORS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "floor_divide", "%": "mod",
                    "**": "power", "@": "matmul", "<": "less", "<=": "less_equal", "==": "equal",
-                   "!=": "not_equal", ">": "greater", ">=": "greater_equal"}
-# On bool arrays the bitwise operators are the logical ones.
+                   "!=": "not_equal", ">": "greater", ">=": "greater_equal", "&": "bitwise_and",
+                   "|": "bitwise_or", "^": "bitwise_xor", "<<": "left_shift", ">>": "right_shift"}
+# On bool arrays the bitwise operators are the logical ones (the same values).
 _BOOL_OPERATORS = {"&": "logical_and", "|": "logical_or", "^": "logical_xor"}
 PYTHON_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
                     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
@@ -35,9 +36,7 @@ PYTHON_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/"
 def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
     """`left <symbol> right` for a binary or comparison operator (not in place)."""
     if isinstance(left, ArrayValue) or isinstance(right, ArrayValue):
-        name = ARRAY_OPERATORS.get(symbol)
-        if name is None and symbol in _BOOL_OPERATORS and _all_bool(left, right):
-            name = _BOOL_OPERATORS[symbol]
+        name = _operator_op(symbol, left, right)
         if name is None:
             raise Break("unsupported", f"operator {symbol} on arrays of these dtypes is not in the op registry")
         return tracer.call_op(REGISTRY[name], (left, right), {})
@@ -53,7 +52,7 @@ def inplace_binary(tracer, symbol: str, target: ArrayValue, other: Value, stored
     """`target <symbol>= other` on an array (NOTE(functionalisation) in functionalise.py);
     `stored_back`: an augmented operator, whose result Python stores where `target` came from."""
     what = f"{symbol}="
-    name = ARRAY_OPERATORS.get(symbol) or (_BOOL_OPERATORS.get(symbol) if _all_bool(target, other) else None)
+    name = _operator_op(symbol, target, other)
     entry = REGISTRY.get(name) if name is not None else None
     if entry is None:
         raise Break("unsupported", f"in-place update ({what}) with an operator the op registry does not have "
@@ -83,6 +82,22 @@ def ufunc_into(tracer, entry, function: np.ufunc, args: list[Value], kwargs: dic
     result = tracer.call_op(entry, tuple(args[:function.nin]), kwargs)
     functionalise.check_fits(result.node.meta if isinstance(result, ArrayValue) else None, out, what)
     return functionalise.write(tracer, out, result)
+
+
+def is_scalar(value: Value) -> bool:
+    """NOTE(scalar-values): a Python number, a NumPy scalar, or a 0-d array the graph
+    computed (`a[i, i]`, `x.sum()`, `np.tanh(s)`: NumPy scalars when run eagerly, as the
+    graph's 0-d outputs are). Scalars are immutable: `s += y` rebinds `s` to `s + y`, an
+    op of the graph when `y` (or `s`) is an array, not an in-place update."""
+    if isinstance(value, ArrayValue):
+        return value.node.meta.ndim == 0 and value.source is None and not value.tensor
+    return isinstance(value, ConstantValue) and isinstance(value.value, (bool, int, float, complex, np.generic))
+
+
+def _operator_op(symbol: str, left: Value, right: Value) -> str | None:
+    if symbol in _BOOL_OPERATORS and _all_bool(left, right):
+        return _BOOL_OPERATORS[symbol]
+    return ARRAY_OPERATORS.get(symbol)
 
 
 def _all_bool(*values: Value) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import itertools
 import operator
 import types
 from typing import Any
@@ -105,8 +106,9 @@ class CallableValue(Value):
     """kind: "numpy" (target: a NumPy function with a registry entry), "op" (target: a pyjit.ops entry),
     "method" (target: the ndarray or Tensor method's name, bound to `self`), "user" (target: a Python function,
     the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin), "container_method"
-    (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)) or
-    "graph_break"."""
+    (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)),
+    "ufunc_method" (target: "outer", "reduce" or "accumulate", of the "numpy" value `self`:
+    NOTE(ufunc-methods) in array_calls.py) or "graph_break"."""
 
     kind: str
     target: Any
@@ -328,4 +330,8 @@ def _qualified(obj: Any) -> str:
         module, name = type.__getattribute__(obj, "__module__"), type.__getattribute__(obj, "__qualname__")
     else:  # a function or a ufunc
         module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", obj.__name__)
-    return name if module in (None, "builtins", "__main__") else f"{module.split('.')[0]}.{name}"
+    if module in (None, "builtins", "__main__"):
+        return name
+    # The public module: numpy.linalg.solve, numpy.fft.fft, numpy.sort (from numpy._core).
+    public = itertools.takewhile(lambda part: not part.startswith("_"), module.split("."))
+    return f"{'.'.join(public) or module}.{name}"

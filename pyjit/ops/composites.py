@@ -132,3 +132,9 @@ def relu(x):
     than numpy.maximum so that the derivative at 0 is 0, as PyTorch's is (maximum splits
     a tie in half)."""
     return op.where(op.less_equal(x, 0), 0, x)
+
+
+@composite("outer")
+def outer(a, b):
+    """numpy.outer: every element of flattened `a` times every element of flattened `b`."""
+    return op.multiply(op.reshape(a, (-1, 1)), op.reshape(b, (1, -1)))

@@ -9,14 +9,16 @@ rule is zeros_like's).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import operator
 
 import numpy as np
 
 from ..graph import SymInt, TensorMeta, broadcast_shapes
 from .gradients import input_grad, is_differentiable
-from .registry import primitive
-from .shape_rules import check_python_integers, device_of, is_array, operand_dtype, shape_of
+from .registry import op, primitive
+from .shape_rules import check_python_integers, device_of, is_array, normalize_axis, operand_dtype, shape_of, ufunc_meta
 
 _MAX_SIZE = np.iinfo(np.intp).max
 
@@ -77,7 +79,7 @@ def full_like(xp, x, fill_value, dtype=None):
 # the way reads "Maximum allowed size exceeded"; then the first two values, start and
 # start + step, are stored through the dtype (an integer dtype truncates them to Python
 # ints that must fit) and the rest is filled from their difference.
-def _arange_meta(start, stop=None, step=None, dtype=None) -> TensorMeta:
+def _arange_meta(start, stop=None, step=None, dtype=None, device=None) -> TensorMeta:
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -100,7 +102,7 @@ def _arange_meta(start, stop=None, step=None, dtype=None) -> TensorMeta:
         _check_first_values([start, second][:length], dtype)
     if dtype.kind == "b" and length > 2:
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
-    return TensorMeta((length,), dtype, "cpu")
+    return TensorMeta((length,), dtype, _device(device))
 
 
 def _bound_dtype(value) -> np.dtype:
@@ -156,6 +158,224 @@ def _is_int(value, expected: int) -> bool:
 
 
 @primitive("arange", category="other", meta=_arange_meta)
-def arange(xp, start, stop=None, step=None, dtype=None):
-    """numpy.arange: evenly spaced values in [start, stop); `arange(n)` counts from 0."""
-    return xp.arange(start, stop, step, dtype=dtype)
+def arange(xp, start, stop=None, step=None, dtype=None, device=None):
+    """numpy.arange: evenly spaced values in [start, stop); `arange(n)` counts from 0
+    (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.arange(start, stop, step, dtype=dtype)
+
+
+# -- creation from a shape ---------------------------------------------------------------
+# NOTE(creation-device): the ops that make an array from constants alone (zeros, eye,
+# linspace, ...) take `device`, "cpu" (NumPy's only value, and the default) or pyjit's
+# "cuda:N", which makes the array with CuPy on that GPU. Nothing in their arguments
+# says where the array belongs, so the frontend gives them the device of the frame's
+# array inputs (NOTE(devices-follow-inputs) in pyjit/frontend/array_calls.py): the same
+# graph makes NumPy arrays for NumPy inputs and CuPy arrays for CuPy inputs.
+def _device(device) -> str:
+    if device is None or device == "cpu" or (type(device) is str and device.startswith("cuda:")):
+        return device or "cpu"
+    raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: {device}")
+
+
+def array_module(xp, device):
+    """The array module and the device context an op of `device` computes in."""
+    if _device(device) == "cpu":
+        return xp, contextlib.nullcontext()
+    import cupy
+
+    return cupy, cupy.cuda.Device(int(device.partition(":")[2]))
+
+
+def _size(value):
+    if isinstance(value, SymInt):
+        return value
+    size = operator.index(value)  # TypeError for a float, as NumPy
+    if size < 0:
+        raise ValueError("negative dimensions are not allowed")
+    return size
+
+
+def normalized_shape(shape) -> tuple:
+    """A shape given as an int or a sequence of ints (sizes may be symbolic), checked as NumPy does."""
+    sizes = tuple(_size(size) for size in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    static = math.prod(size for size in sizes if type(size) is int)
+    if static > _MAX_SIZE:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
+    return sizes
+
+
+def _filled_meta(shape, dtype=None, order="C", device=None) -> TensorMeta:
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be one of 'C', 'F' (got {order!r})")
+    return TensorMeta(normalized_shape(shape), np.dtype(float if dtype is None else dtype), _device(device))
+
+
+@primitive("zeros", category="other", meta=_filled_meta)
+def zeros(xp, shape, dtype=None, order="C", device=None):
+    """numpy.zeros (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.zeros(shape, dtype, order)
+
+
+@primitive("ones", category="other", meta=_filled_meta)
+def ones(xp, shape, dtype=None, order="C", device=None):
+    """numpy.ones (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.ones(shape, dtype, order)
+
+
+@primitive("empty", category="other", meta=_filled_meta)
+def empty(xp, shape, dtype=None, order="C", device=None):
+    """numpy.empty: values unspecified (NOTE(empty-like), NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.empty(shape, dtype, order)
+
+
+def _full_meta(shape, fill_value, dtype=None, order="C", device=None) -> TensorMeta:
+    """The fill value's dtype unless `dtype` is given (a Python int is int64, as
+    np.array(7)); an array fill value broadcasts to the shape."""
+    if dtype is None:
+        dtype = fill_value.dtype if is_array(fill_value) else np.asarray(fill_value).dtype
+    meta = _filled_meta(shape, dtype, order, device)
+    if is_array(fill_value):
+        if broadcast_shapes(fill_value.shape, meta.shape) != meta.shape:
+            raise ValueError(f"could not broadcast input array from shape {fill_value.shape} into shape {meta.shape}")
+        return meta.with_(device=device_of(fill_value))
+    check_python_integers([fill_value], meta.dtype)
+    return meta
+
+
+def _full_vjp(grad, out, shape, fill_value, dtype=None, order="C", device=None):
+    """Only an array fill value gets a gradient: the result is that value broadcast."""
+    return None, input_grad(fill_value, grad) if is_differentiable(out) else None
+
+
+@primitive("full", category="other", meta=_full_meta, vjp=_full_vjp)
+def full(xp, shape, fill_value, dtype=None, order="C", device=None):
+    """numpy.full: `shape` filled with `fill_value` (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.full(shape, fill_value, dtype, order)
+
+
+def _matrix_meta(N, M=None, k=0, dtype=float, order="C", device=None) -> TensorMeta:
+    operator.index(k)
+    return _filled_meta((N, N if M is None else M), dtype, order, device)
+
+
+@primitive("eye", category="other", meta=_matrix_meta)
+def eye(xp, N, M=None, k=0, dtype=float, order="C", device=None):
+    """numpy.eye: ones on the k-th diagonal (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.eye(N, M, k, dtype, order)
+
+
+def _identity_meta(n, dtype=None, device=None) -> TensorMeta:
+    return _matrix_meta(n, dtype=dtype, device=device)
+
+
+@primitive("identity", category="other", meta=_identity_meta)
+def identity(xp, n, dtype=None, device=None):
+    """numpy.identity (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.identity(n, dtype)
+
+
+def _tri_meta(N, M=None, k=0, dtype=float, device=None) -> TensorMeta:
+    """NumPy builds tri from aranges: a negative size is an empty axis, a float size
+    counts like arange (not modelled)."""
+    sizes = [size if isinstance(size, SymInt) or size is None else _arange_size(size) for size in (N, M)]
+    return _matrix_meta(*sizes, k, dtype, device=device)
+
+
+def _arange_size(size) -> int:
+    if isinstance(size, float):
+        raise NotImplementedError("tri with a float size is not captured")
+    return max(operator.index(size), 0)
+
+
+@primitive("tri", category="other", meta=_tri_meta)
+def tri(xp, N, M=None, k=0, dtype=float, device=None):
+    """numpy.tri: ones at and below the k-th diagonal (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.tri(N, M, k, dtype)
+
+
+def _linspace_meta(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+                   device=None) -> TensorMeta:
+    if is_array(start) or is_array(stop):
+        raise NotImplementedError("linspace between arrays is not captured")
+    if retstep:
+        raise NotImplementedError("linspace(retstep=True) returns a Python float step, which is not captured")
+    if not isinstance(num, SymInt):
+        num = operator.index(num)
+        if num < 0:
+            raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    normalize_axis(axis, 1)
+    if dtype is None:
+        dtype = np.result_type(start, stop, 1.0)  # NumPy: result_type(start, stop, float(num))
+    return TensorMeta((num,), np.dtype(dtype), _device(device))
+
+
+@primitive("linspace", category="other", meta=_linspace_meta)
+def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None):
+    """numpy.linspace between scalars (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+def _logspace_meta(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, device=None) -> TensorMeta:
+    """base ** linspace(start, stop), in `dtype` when given, else in power's dtype."""
+    if is_array(base):
+        raise NotImplementedError("logspace with an array base is not captured")
+    exponents = _linspace_meta(start, stop, num, endpoint, False, None, axis, device)
+    powers = ufunc_meta(np.power)(base, exponents)
+    return powers if dtype is None else powers.with_(dtype=np.dtype(dtype))
+
+
+@primitive("logspace", category="other", meta=_logspace_meta)
+def logspace(xp, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, device=None):
+    """numpy.logspace between scalars (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.logspace(start, stop, num, endpoint, base, dtype, axis)
+
+
+# -- triangles of an array -----------------------------------------------------------------
+def _triangle_meta(m, k=0) -> TensorMeta:
+    """A matrix, or a stack of them, keeps its shape; a vector is repeated into N rows."""
+    operator.index(k)
+    if not is_array(m) or m.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
+    return m if m.ndim >= 2 else m.with_(shape=(m.shape[0], m.shape[0]))
+
+
+def _triangle_vjp(triangle: str):
+    """The gradient keeps the same triangle; a vector's rows all came from it."""
+    def vjp(grad, out, m, k=0):
+        if not is_differentiable(m):
+            return (None,)
+        kept = getattr(op, triangle)(grad, k)
+        return (input_grad(m, kept if m.ndim >= 2 else op.sum(kept, axis=0)),)
+    return vjp
+
+
+@primitive("triu", category="other", meta=_triangle_meta, vjp=_triangle_vjp("triu"))
+def triu(xp, m, k=0):
+    """numpy.triu: zeros below the k-th diagonal of the last two axes."""
+    return xp.triu(m, k)
+
+
+@primitive("tril", category="other", meta=_triangle_meta, vjp=_triangle_vjp("tril"))
+def tril(xp, m, k=0):
+    """numpy.tril: zeros above the k-th diagonal of the last two axes."""
+    return xp.tril(m, k)

@@ -101,6 +101,39 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("isnan", 1, np.isnan, S.by_kind("({0} != {0})", "0")),
     _entry("isinf", 1, np.isinf, S.isinf), _entry("isfinite", 1, np.isfinite, S.isfinite),
     _entry("cast", 1, None, S.cast),                                 # cast(x, dtype=...) converts like astype
+    # The C library's functions (scalar calls, no vector variants: NOTE(vector-math-accuracy)
+    # in pyjit/codegen/c_renderer.py lists the ones that have them).
+    _entry("exp2", 1, np.exp2, S.builtin_call("exp2"), costly=True),
+    _entry("log2", 1, np.log2, S.builtin_call("log2"), costly=True),
+    _entry("log10", 1, np.log10, S.builtin_call("log10"), costly=True),
+    _entry("cbrt", 1, np.cbrt, S.builtin_call("cbrt"), costly=True),
+    _entry("hypot", 2, np.hypot, S.builtin_call("hypot"), costly=True),
+    _entry("arcsinh", 1, np.arcsinh, S.builtin_call("asinh"), costly=True),
+    _entry("arccosh", 1, np.arccosh, S.builtin_call("acosh"), costly=True),
+    _entry("arctanh", 1, np.arctanh, S.builtin_call("atanh"), costly=True),
+    _entry("copysign", 2, np.copysign, S.builtin_call("copysign")),
+    # C's remainder of truncated division; NumPy gives 0 for a zero divisor (and INT_MIN % -1).
+    _entry("fmod", 2, np.fmod, S.by_kind("{B}fmod{f}({0}, {1})",
+                                         "(({1} == 0 || {1} == -1) ? ({T})0 : ({T})({0} % {1}))",
+                                         "({1} == 0 ? ({T})0 : ({T})({0} % {1}))"), costly=True),
+    _entry("trunc", 1, np.trunc, S.by_kind("{B}trunc{f}({0})", "{0}")),
+    # NaN-ignoring (a NaN loses to a number); the second argument on ties, as NumPy's loops.
+    _entry("fmax", 2, np.fmax, S.by_kind("(({0} > {1} || {1} != {1}) ? {0} : {1})", "({0} > {1} ? {0} : {1})",
+                                         bool_text="({0} | {1})")),
+    _entry("fmin", 2, np.fmin, S.by_kind("(({0} < {1} || {1} != {1}) ? {0} : {1})", "({0} < {1} ? {0} : {1})",
+                                         bool_text="({0} & {1})")),
+    _entry("signbit", 1, np.signbit, S.signbit),
+    _entry("heaviside", 2, np.heaviside,
+           S.template("({0} < 0 ? ({T})0 : ({0} > 0 ? ({T})1 : ({0} == 0 ? {1} : {0})))")),
+    _entry("bitwise_and", 2, np.bitwise_and, S.template("({T})({0} & {1})")),
+    _entry("bitwise_or", 2, np.bitwise_or, S.template("({T})({0} | {1})")),
+    _entry("bitwise_xor", 2, np.bitwise_xor, S.template("({T})({0} ^ {1})")),
+    _entry("invert", 1, np.invert, S.by_kind("", "({T})~{0}", bool_text="({0} == 0)")),
+    _entry("gcd", 2, np.gcd, S.greatest_common("gcd"), costly=True),
+    _entry("lcm", 2, np.lcm, S.greatest_common("lcm"), costly=True),
+    _entry("nextafter", 2, np.nextafter, S.builtin_call("nextafter")),
+    _entry("left_shift", 2, np.left_shift, S.shift("<<")),
+    _entry("right_shift", 2, np.right_shift, S.shift(">>")),
 ]}
 TARGETS = ("c", "cuda")
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _C
 from ..graph import TensorMeta, broadcast_shapes
-from .formula import Const, F
+from .formula import Arg, Const, F
 from .gradients import input_grad, is_differentiable
 from .registry import Op, op, primitive, register
 from .shape_rules import check_python_integers, device_of, is_array, operand_dtype, shape_of, ufunc_meta
@@ -104,6 +104,8 @@ ufunc_op("square", formula=F.square, vjp=times_derivative(lambda x, out: op.mult
 ufunc_op("reciprocal", formula=F.reciprocal,
          vjp=times_derivative(lambda x, out: op.negative(op.square(out))))
 ufunc_op("abs", formula=F.abs, ufunc=np.absolute, vjp=times_derivative(lambda x, out: op.sign(x)))
+ufunc_op("fabs", formula=lambda x: F.abs(in_float_loop(x)), vjp=times_derivative(lambda x, out: op.sign(x)))
+ufunc_op("positive", formula=lambda x: x, vjp=lambda grad, out, x: (input_grad(x, grad),))
 ufunc_op("sign", formula=F.sign, vjp=zero_vjp)
 
 
@@ -119,14 +121,22 @@ def _power_meta(a, b):
     return result
 
 
-def _power_vjp(grad, out, a, b):
-    """d/da a**b = b * a**(b-1); d/db a**b = a**b * log(a) (real only where a > 0)."""
-    exponent = b - 1 if isinstance(b, (int, float)) else op.subtract(b, 1)
-    return (grad_of(a, lambda: op.multiply(grad, op.multiply(b, op.power(a, exponent)))),
-            grad_of(b, lambda: op.multiply(grad, op.multiply(out, weak(op.log(a))))))
+def _power_vjp(power: str):
+    """The VJP of power or float_power: d/da a**b = b * a**(b-1); d/db a**b = a**b * log(a)
+    (real only where a > 0)."""
+    def vjp(grad, out, a, b):
+        exponent = b - 1 if isinstance(b, (int, float)) else op.subtract(b, 1)
+        return (grad_of(a, lambda: op.multiply(grad, op.multiply(b, getattr(op, power)(a, exponent)))),
+                grad_of(b, lambda: op.multiply(grad, op.multiply(out, weak(op.log(a))))))
+    return vjp
 
 
-ufunc_op("power", formula=F.pow, meta=_power_meta, vjp=_power_vjp)
+ufunc_op("power", formula=F.pow, meta=_power_meta, vjp=_power_vjp("power"))
+# float_power computes in float64 (complex128 for complex inputs, which kernels leave
+# to NumPy) whatever the inputs' dtypes.
+ufunc_op("float_power", formula=lambda a, b: F.pow(F.cast(a, dtype=np.dtype(np.float64)),
+                                                   F.cast(b, dtype=np.dtype(np.float64))),
+         vjp=_power_vjp("float_power"))
 
 
 def _selection_vjp(loses: Callable):
@@ -142,6 +152,11 @@ def _selection_vjp(loses: Callable):
 
 ufunc_op("maximum", formula=F.maximum, vjp=_selection_vjp(lambda mine, other: op.less(mine, other)))
 ufunc_op("minimum", formula=F.minimum, vjp=_selection_vjp(lambda mine, other: op.greater(mine, other)))
+# fmax and fmin select the other argument over a NaN: a NaN input loses.
+ufunc_op("fmax", formula=F.fmax,
+         vjp=_selection_vjp(lambda mine, other: op.logical_or(op.less(mine, other), op.isnan(mine))))
+ufunc_op("fmin", formula=F.fmin,
+         vjp=_selection_vjp(lambda mine, other: op.logical_or(op.greater(mine, other), op.isnan(mine))))
 
 
 # -- comparisons and logic (boolean results: no derivatives) ---------------------------
@@ -205,9 +220,95 @@ def erf(xp, x):
     return special.erf(x).astype(_C.erf.resolve_dtypes((x.dtype, None))[-1], copy=False)
 
 
+_LN2, _LN10, _LOG2E = math.log(2.0), math.log(10.0), 1.0 / math.log(2.0)
+ufunc_op("exp2", formula=F.exp2, vjp=times_derivative(lambda x, out: op.multiply(out, _LN2)))
+ufunc_op("log2", formula=F.log2, vjp=over_derivative_denominator(lambda x, out: op.multiply(x, _LN2)))
+ufunc_op("log10", formula=F.log10, vjp=over_derivative_denominator(lambda x, out: op.multiply(x, _LN10)))
+ufunc_op("cbrt", formula=F.cbrt, vjp=over_derivative_denominator(lambda x, out: op.multiply(op.square(out), 3.0)))
+ufunc_op("arcsinh", formula=F.arcsinh,
+         vjp=over_derivative_denominator(lambda x, out: op.sqrt(op.add(op.square(x), 1.0))))
+ufunc_op("arccosh", formula=F.arccosh,
+         vjp=over_derivative_denominator(lambda x, out: op.sqrt(op.subtract(op.square(x), 1.0))))
+ufunc_op("arctanh", formula=F.arctanh,
+         vjp=over_derivative_denominator(lambda x, out: op.subtract(1.0, op.square(x))))
+ufunc_op("deg2rad", formula=lambda x: F.mul(in_float_loop(x), math.pi / 180.0),
+         vjp=lambda grad, out, x: (grad_of(x, lambda: op.multiply(grad, math.pi / 180.0)),))
+ufunc_op("rad2deg", formula=lambda x: F.mul(in_float_loop(x), 180.0 / math.pi),
+         vjp=lambda grad, out, x: (grad_of(x, lambda: op.multiply(grad, 180.0 / math.pi)),))
+ufunc_op("hypot", formula=F.hypot,
+         vjp=lambda grad, out, a, b: (grad_of(a, lambda: op.multiply(grad, op.divide(a, out))),
+                                      grad_of(b, lambda: op.multiply(grad, op.divide(b, out)))))
+
+
+def in_float_loop(x):
+    """A formula's array leaf in the float dtype NumPy's float-only ufuncs convert it to
+    (int16 -> float32, int32 -> float64), so that the scalar ops after it compute in that
+    dtype as the ufunc does (NOTE(formula-typing)): copysign(x, x) has only float loops
+    and is x itself for floats. Python scalars stay weak."""
+    return F.copysign(x, x) if isinstance(x, Arg) else x
+
+
+def _logaddexp_formula(base_log: Callable, base_one: float, scale: float | None):
+    """NumPy's npy_logaddexp(2): equal arguments give x + log(2) (infinities included),
+    else the larger plus log1p(base ** -|x - y|), NaN from either."""
+    def formula(a, b):
+        a, b = in_float_loop(a), in_float_loop(b)
+        tail = F.log1p(base_log(F.neg(F.abs(F.sub(a, b)))))
+        tail = tail if scale is None else F.mul(tail, scale)
+        return F.where(F.eq(a, b), F.add(a, base_one), F.add(F.maximum(a, b), tail))
+    return formula
+
+
+def _logaddexp_vjp(exp: Callable):
+    """d/da log(e^a + e^b) = e^(a - out), in the op's base."""
+    return lambda grad, out, a, b: (grad_of(a, lambda: op.multiply(grad, exp(op.subtract(a, out)))),
+                                    grad_of(b, lambda: op.multiply(grad, exp(op.subtract(b, out)))))
+
+
+ufunc_op("logaddexp", formula=_logaddexp_formula(F.exp, _LN2, None), vjp=_logaddexp_vjp(lambda x: op.exp(x)))
+ufunc_op("logaddexp2", formula=_logaddexp_formula(F.exp2, 1.0, _LOG2E), vjp=_logaddexp_vjp(lambda x: op.exp2(x)))
+
+
 # -- rounding ------------------------------------------------------------------------
 ufunc_op("floor", formula=F.floor, vjp=zero_vjp)
 ufunc_op("ceil", formula=F.ceil, vjp=zero_vjp)
+ufunc_op("rint", formula=F.rint, vjp=zero_vjp)
+ufunc_op("trunc", formula=F.trunc, vjp=zero_vjp)
+# fmod(a, b) = a - trunc(a / b) * b.
+ufunc_op("fmod", formula=F.fmod,
+         vjp=lambda grad, out, a, b: (input_grad(a, grad),
+                                      grad_of(b, lambda: op.negative(op.multiply(grad, op.trunc(op.divide(a, b)))))))
+
+
+# -- signs ---------------------------------------------------------------------------
+ufunc_op("copysign", formula=F.copysign,
+         vjp=lambda grad, out, a, b: (grad_of(a, lambda: op.multiply(grad, op.multiply(op.sign(a), op.sign(out)))),
+                                      grad_of(b, lambda: zero_grad(grad))))
+ufunc_op("signbit", formula=F.signbit, vjp=None)
+ufunc_op("heaviside", formula=F.heaviside,
+         vjp=lambda grad, out, x, h: (grad_of(x, lambda: zero_grad(grad)),
+                                      grad_of(h, lambda: op.where(op.equal(x, 0), grad, 0.0))))
+
+
+# The next float after x towards y; spacing is the distance to the next float away from
+# zero (NumPy's npy_spacing: NaN for infinities, the smallest positive float for either
+# zero). Steps of one ulp: derivatives 1 and 0.
+ufunc_op("nextafter", formula=F.nextafter,
+         vjp=lambda grad, out, x, y: (input_grad(x, grad), grad_of(y, lambda: zero_grad(grad))))
+
+
+def _spacing_formula(x):
+    x = in_float_loop(x)
+    away = F.copysign(float("inf"), F.add(x, 0.0))  # -0.0 + 0.0 is +0.0
+    return F.where(F.isinf(x), float("nan"), F.sub(F.nextafter(x, away), x))
+
+
+ufunc_op("spacing", formula=_spacing_formula, vjp=zero_vjp)
+
+
+# -- integers (no derivatives) -------------------------------------------------------
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm"):
+    ufunc_op(_name, formula=getattr(F, _name), vjp=None)
 
 
 def _round_meta(x, decimals=0):
@@ -347,9 +448,15 @@ def _where_refuses_large_python_ints() -> bool:
 WHERE_REFUSES_LARGE_PYTHON_INTS = _where_refuses_large_python_ints()
 
 
-def _where_meta(condition, x, y, /):
+def _where_meta(condition, *values):
     """numpy.where(condition, x, y): x and y promoted like NEP 50 (np.where(c, float32
     array, 0) is float32), Python ints bounds-checked where NumPy checks them."""
+    if not values:
+        raise NotImplementedError("where(condition) with one argument is nonzero(condition): the shape of its "
+                                  "result depends on the values, which a graph cannot know")
+    if len(values) != 2:
+        raise ValueError("either both or neither of x and y should be given")
+    x, y = values
     dtype = np.result_type(_promotion_operand(x), _promotion_operand(y))
     if WHERE_REFUSES_LARGE_PYTHON_INTS:
         check_python_integers((x, y), dtype)

@@ -134,6 +134,36 @@ def isfinite(d, args, dtypes, out):
     return f"({d.builtin('fabs')}{d.suffix(dtypes[0])}({args[0]}) <= {largest})"
 
 
+def signbit(d, args, dtypes, out):
+    return f"({d.builtin('signbit')}({args[0]}) != 0)"
+
+
+def shift(symbol: str):
+    """NumPy's shifts: a shift by the width or more (or by a negative amount) gives 0, or
+    -1 for a negative value shifted right; a left shift wraps around."""
+    def spell(d, args, dtypes, out):
+        a, b = args
+        T = d.ctype(out)
+        inside = f"(uint64_t){b} < {out.itemsize * 8}"
+        if symbol == "<<":
+            return f"({inside} ? ({T})((uint64_t){a} << {b}) : ({T})0)"
+        beyond = f"({a} < 0 ? ({T})-1 : ({T})0)" if out.kind == "i" else f"({T})0"
+        return f"({inside} ? ({T})({a} >> {b}) : {beyond})"
+    return spell
+
+
+def greatest_common(helper: str):
+    """gcd and lcm as NumPy computes them: of the magnitudes, in the unsigned type of the
+    dtype's width (so gcd(int8 -128, -128) wraps to -128), by Euclid's algorithm (HELPERS)."""
+    def spell(d, args, dtypes, out):
+        T, U = d.ctype(out), d.utype(out)
+
+        def magnitude(x):
+            return f"(uint64_t)({U})({x} < 0 ? 0 - ({U}){x} : ({U}){x})" if out.kind == "i" else f"(uint64_t){x}"
+        return f"({T})({U})pyjit_{helper}({magnitude(args[0])}, {magnitude(args[1])})"
+    return spell
+
+
 def template(text: str):
     """A row that is one text for every dtype ({0}, {1}, {2}: arguments, {T}: the result's type)."""
     return lambda d, args, dtypes, out: text.format(*args, T=d.ctype(out))
@@ -190,6 +220,19 @@ PYJIT_FN int64_t pyjit_mod_i64(int64_t a, int64_t b) {
     int64_t r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
+}
+/* Euclid's algorithm on magnitudes; the least common multiple wraps around as NumPy's. */
+PYJIT_FN uint64_t pyjit_gcd(uint64_t a, uint64_t b) {
+    while (a != 0) {
+        uint64_t c = a;
+        a = b % a;
+        b = c;
+    }
+    return b;
+}
+PYJIT_FN uint64_t pyjit_lcm(uint64_t a, uint64_t b) {
+    uint64_t g = pyjit_gcd(a, b);
+    return g == 0 ? 0 : a / g * b;
 }
 /* An integer power by squaring, wrapping around like NumPy's (the exponent is >= 0). */
 PYJIT_FN uint64_t pyjit_ipow(uint64_t base, uint64_t exponent) {

@@ -7,6 +7,10 @@ import pytest
 from frontend.test_interpreter import same
 
 import pyjit
+from pyjit.frontend.array_calls import _with_input_device
+from pyjit.frontend.values import ConstantValue
+from pyjit.graph import Graph, TensorMeta
+from pyjit.ops import REGISTRY
 from pyjit.utils import counters
 
 
@@ -29,9 +33,9 @@ def test_positional_options_bind_by_numpy_names(jit):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda x: np.sum(x, dtype=np.float32),
-    lambda x: x.mean(0, np.float32),
-], ids=["dtype", "positional-dtype"])
+    lambda x: np.sum(x, where=x > 1),
+    lambda x: x.sum(0, None, None, False, 1.0),
+], ids=["where", "positional-initial"])
 def test_unmodelled_arguments_break_and_the_call_runs_in_python(jit, fn):
     x = np.arange(4.0)
     want = fn(x.copy())
@@ -189,3 +193,155 @@ def test_what_is_not_modelled_breaks_with_a_plain_reason(jit, fn, reason):
     got, want = jit(fn)(got_x), fn(want_x)
     assert same(got, want) and same(got_x, want_x)
     assert reason in counters["graph_break"]
+
+
+# -- creation from shapes (issue 30) ----------------------------------------------------------
+def creation_calls(x):
+    n, m = x.shape
+    return (np.zeros((n, m), dtype=np.float32) + x, np.ones(n), np.full(x.shape, 2.5) * x, np.full((2, m), x[0]),
+            np.empty((n, 0)), np.eye(n, m, 1), np.identity(m, dtype=int), np.tri(n, k=-1), np.triu(x), np.tril(x, 1),
+            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"))
+
+
+def assert_gives_numpys_results(compiled, fn, *inputs, rtol=0.0):
+    """`compiled(*inputs)` returns what `fn(*inputs)` does: the same types, dtypes, shapes
+    and values (within `rtol`)."""
+    got, want = compiled(*inputs), fn(*inputs)
+    for got_item, want_item in zip(got, want, strict=True):
+        assert type(got_item) is type(want_item) and np.shape(got_item) == np.shape(want_item)
+        assert np.asarray(got_item).dtype == np.asarray(want_item).dtype
+        np.testing.assert_allclose(got_item, want_item, rtol=rtol)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
+    compiled = jit(creation_calls, backend=backend, fullgraph=True, dynamic=dynamic)
+    for shape in ((3, 4), (5, 6)):
+        assert_gives_numpys_results(compiled, creation_calls, np.random.default_rng(2).standard_normal(shape),
+                                    rtol=1e-12)
+    assert counters["stats"]["unique_graphs"] == (1 if dynamic else 2)
+
+
+class _Capture:
+    def __init__(self, *devices):
+        self.capture = self
+        self.inputs = [(None, None, Graph().placeholder(f"x{index}", TensorMeta((2,), np.float32, device)))
+                       for index, device in enumerate(devices)]
+
+
+@pytest.mark.parametrize("devices, chosen", [(("cuda:1", "cuda:1"), "cuda:1"), (("cpu",), None), ((), None),
+                                             (("cpu", "cuda:0"), None)])
+def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
+    """NOTE(devices-follow-inputs): np.zeros(n) in a function of CuPy arrays is a CuPy array."""
+    tracer = _Capture(*devices)
+    kwargs = _with_input_device(tracer, REGISTRY["zeros"], (ConstantValue(3),), {})
+    assert (kwargs["device"].value if kwargs else None) == chosen
+    if chosen is not None:
+        assert REGISTRY["zeros"].meta(3, device=kwargs["device"].value).device == chosen
+    given = {"device": ConstantValue("cpu")}
+    assert _with_input_device(tracer, REGISTRY["arange"], (ConstantValue(3),), given) is given
+    assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
+
+
+def more_ufuncs(x, y):
+    return (np.exp2(x), np.log2(y), np.log10(y), np.cbrt(x), np.hypot(x, y), np.logaddexp(x, y),
+            np.logaddexp2(x, 1.5), np.fmod(x, y), np.remainder(x, y), np.rint(x * 3), np.trunc(x * 3),
+            np.fmin(x, np.nan), np.fmax(x, y), np.copysign(y, x), np.signbit(x), np.heaviside(x, 0.5),
+            np.deg2rad(x), np.rad2deg(x), np.arcsinh(x), np.arccosh(y + 1), np.arctanh(x / 3), np.degrees(x),
+            np.radians(x), np.nextafter(x, y), np.spacing(x), np.gcd(x.astype(int), 6), np.lcm(x.astype(int), 4))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_the_real_ufuncs_run_in_one_graph(jit, backend):
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (3, 4))
+    compiled = jit(more_ufuncs, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, more_ufuncs, x, y, rtol=1e-14)  # within the C library's few ulp
+
+
+def test_the_real_ufuncs_have_gradients_on_tensors():
+    x = pyjit.tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
+    loss = (np.exp2(x) + np.log2(x * x) + np.cbrt(x) + np.hypot(x, 2.0) + np.logaddexp(x, 0.5) + np.arcsinh(x)).sum()
+    loss.backward()
+    v = x.detach().numpy()
+    want = (np.exp2(v) * np.log(2) + 2 / (v * np.log(2)) + 1 / (3 * np.cbrt(v) ** 2) + v / np.hypot(v, 2.0)
+            + np.exp(v - np.logaddexp(v, 0.5)) + 1 / np.sqrt(v * v + 1))
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+# -- ufunc methods (NOTE(ufunc-methods)) ------------------------------------------------------
+def ufunc_methods(x, v):
+    return (np.add.outer(v, v), np.multiply.outer(x, v), np.subtract.outer(v, 2.0), np.outer(x, v),
+            np.maximum.outer(v, x), np.add.reduce(x), np.multiply.reduce(x, 1), np.maximum.reduce(x, axis=None),
+            np.minimum.reduce(x, keepdims=True), np.logical_or.reduce(x > 0, axis=1), np.add.accumulate(x),
+            np.multiply.accumulate(x, axis=1))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_ufunc_methods_run_in_one_graph(jit, backend):
+    rng = np.random.default_rng(5)
+    x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
+    compiled = jit(ufunc_methods, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, ufunc_methods, x, v, rtol=1e-12)
+
+
+def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):
+    x = np.arange(6.0)
+    np.testing.assert_array_equal(jit(lambda x: np.maximum.accumulate(x) + 1)(x), np.maximum.accumulate(x) + 1)
+    assert any("numpy.maximum.accumulate is not captured" in reason for reason in counters["graph_break"])
+
+
+# -- NumPy scalars and dtype= (NOTE(scalar-values), NOTE(dtype-reductions)) -------------------
+def accumulate_diagonal(a):
+    s, p = 0.0, 1
+    for i in range(3):
+        s += np.tanh(a[i, i])
+        p *= a[i, 0] + np.float32(0.5)
+    total = 0
+    total += a.sum(dtype=np.float32)
+    return s, p, total, np.float64(a[1, 1]), np.int8(a), np.float32(2) * a[0], np.mean(a, 0, np.float32)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_numpy_scalars_and_python_accumulators_are_values_of_one_graph(jit, backend):
+    a = np.random.default_rng(6).uniform(-3, 3, (3, 4))
+    compiled = jit(accumulate_diagonal, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, accumulate_diagonal, a, rtol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_a_scalar_updated_in_place_leaves_its_aliases_alone(jit):
+    def rebinds(a):
+        s = a[0, 0]
+        alias = s
+        s += 1.0
+        return s, alias
+
+    a = np.arange(4.0).reshape(2, 2)
+    assert jit(rebinds, fullgraph=True)(a) == rebinds(a) == (1.0, 0.0)
+
+
+def test_where_with_one_argument_breaks_with_a_plain_reason(jit):
+    x = np.array([1.0, -2.0, 3.0])
+    (got,), (want,) = jit(lambda x: np.where(x > 0))(x), np.where(x > 0)
+    np.testing.assert_array_equal(got, want)
+    assert any("where(condition) with one argument is nonzero(condition)" in reason
+               for reason in counters["graph_break"])
+
+
+# -- manipulation (pyjit/ops/manipulation.py) --------------------------------------------------
+def manipulations(x, v):
+    grid_x, grid_y = np.meshgrid(v, v[:2])
+    return (np.ravel(x), x.flatten(), np.flip(x), np.fliplr(x), np.flipud(x), np.roll(x, 1, axis=1), np.roll(v, -2),
+            np.rot90(x), np.tile(v, (2, 1)), np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), mode="edge"),
+            np.pad(x, 1, "reflect"), np.pad(v, 2, mode="wrap"), np.hstack([x, x]), np.vstack((v, v)),
+            np.column_stack([v, v]), np.atleast_2d(v), np.atleast_3d(x), grid_x + grid_y, np.copy(x),
+            np.ascontiguousarray(x.T))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_manipulation_routines_run_in_one_graph(jit, backend):
+    rng = np.random.default_rng(7)
+    x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
+    assert_gives_numpys_results(jit(manipulations, backend=backend, fullgraph=True), manipulations, x, v)

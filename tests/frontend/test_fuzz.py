@@ -522,11 +522,11 @@ def check(seed: int, backends: list[str], totals: collections.Counter | None = N
                 break
             if totals is not None:
                 totals["calls"] += 1
-    pyjit.reset()
     if totals is not None:
         totals["programs"] += 1
         totals["graphs"] += counters["stats"]["unique_graphs"]
         totals["breaks"] += sum(counters["graph_break"].values())
+    pyjit.reset()  # which clears the counters too
     return mismatches
 
 

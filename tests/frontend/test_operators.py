@@ -10,13 +10,31 @@ from pyjit.utils import counters
 from frontend.test_array_calls import graph_calls
 
 
-def test_bool_operators_are_logical_only_on_bools(jit):
-    def bits(a, b):
-        return a & b
+def integer_bits(a, b):
+    mixed = (a & b) | (a ^ 5) ^ ~b
+    shifted = (a << 3) >> (b & 7)
+    mixed &= 0x7F
+    shifted <<= 1
+    return mixed, shifted, a >> 70, -a << 62, ~(a > 0), (a > 0) & (b > 0) | (a < -3)
 
-    ints = np.array([1, 2, 3])
-    np.testing.assert_array_equal(jit(bits)(ints, ints), ints)
-    assert counters["graph_break"]
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16])
+def test_bit_operators_on_integers_are_numpys_bitwise_ops_in_one_graph(jit, backend, dtype):
+    rng = np.random.default_rng(3)
+    a, b = (rng.integers(-9 if dtype != np.uint16 else 0, 90, (3, 4)).astype(dtype) for _ in range(2))
+    got, want = jit(integer_bits, backend=backend, fullgraph=True)(a, b), integer_bits(a, b)
+    for got_item, want_item in zip(got, want, strict=True):
+        assert got_item.dtype == want_item.dtype
+        np.testing.assert_array_equal(got_item, want_item)
+
+
+def test_bool_operators_stay_logical_ops(jit):
+    compiled = jit(lambda a, b: (a & b, ~a), fullgraph=True)
+    flags = np.array([True, False, True])
+    got = compiled(flags, flags[::-1].copy())
+    np.testing.assert_array_equal(got[0], flags & flags[::-1])
+    assert [name for name, _ in graph_calls(compiled)] == ["logical_and", "logical_not"]
 
 
 # -- in-place operators on arrays the graph computed (NOTE(functionalisation)) ----------------

@@ -54,6 +54,8 @@ def test_values_are_described_in_plain_words_for_break_reasons():
              (CallableValue("builtin", print), "the function print"),
              (CallableValue("numpy", np.exp), "the function numpy.exp"),
              (ObjectValue(np.sort), "the function numpy.sort"),
+             (ObjectValue(np.linalg.solve), "the function numpy.linalg.solve"),
+             (ObjectValue(np.fft.fft), "the function numpy.fft.fft"),
              (CallableValue("method", "sum", ArrayValue(node)), "the method sum"),
              (ObjectValue(collections.OrderedDict()), "a collections.OrderedDict object"),
              (ObjectValue(np.ones(2)), "an array")]

@@ -96,6 +96,27 @@ def test_the_eager_backend_runs_cupy_arrays(cupy):
     assert_close(pyjit.compile(chain, backend="eager")(x), chain(x), rtol=1e-12)
 
 
+def nearest_with_grid(points, centroids):
+    labels = ((points[:, None, :] - centroids) ** 2).sum(axis=2).argmin(axis=1)
+    members = (labels[:, None] == np.arange(centroids.shape[0])).astype(np.float32)
+    return members + np.zeros((points.shape[0], centroids.shape[0]), np.float32) + np.eye(*members.shape), \
+        np.linspace(0, 1, centroids.shape[1]) * centroids
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_creation_calls_make_cupy_arrays_for_cupy_inputs(cupy, backend):
+    """NOTE(devices-follow-inputs): np.arange, np.zeros, np.eye, np.linspace in a function
+    of CuPy arrays make CuPy arrays (a plain run would mix in NumPy arrays, which CuPy
+    refuses), and the values are the NumPy program's."""
+    rng = np.random.default_rng(1)
+    points, centroids = rng.standard_normal((50, 3)), rng.standard_normal((4, 3))
+    got = pyjit.compile(nearest_with_grid, backend=backend, fullgraph=True)(cupy.asarray(points),
+                                                                            cupy.asarray(centroids))
+    for got_item, want_item in zip(got, nearest_with_grid(points, centroids), strict=True):
+        assert isinstance(got_item, cupy.ndarray)
+        np.testing.assert_allclose(got_item.get(), want_item, rtol=1e-12)
+
+
 def test_a_device_change_recompiles(cupy):
     compiled = pyjit.compile(chain)
     x = np.linspace(0, 1, 10)

@@ -96,3 +96,6 @@ SAMPLES = {
     "relu": [S(A((2, 3)), reference=relu_reference), S(A((2, 3), "float32", layout="F"), reference=relu_reference),
              S(A((4,), "int8", -5, 5), reference=relu_reference), S(A((0, 3)), reference=relu_reference)],
 }
+
+SAMPLES["outer"] = [S(A((3,)), A((4,))), S(A((2, 2), "float32"), A((3,), "float32")), S(A((3,), "int32"), A((2,))),
+                    S(A((0,)), A((3,))), S(A((2, 3), layout="F"), A((2,), "bool"))]

@@ -40,3 +40,42 @@ SAMPLES = {
         S(1 + 0j, 3, dtype=float, raises=TypeError), S(None, raises=TypeError),
     ],
 }
+
+
+def filled_rows(*fill):
+    """Rows zeros, ones and empty share (after the fill value, for full): shapes as an
+    int, a tuple, a list, with a zero size; dtypes; order; the errors of bad shapes."""
+    return [S(3, *fill), S((2, 3), *fill), S([2, 0], *fill, dtype="int32"), S((), *fill, dtype=np.float32),
+            S((2, 3), *fill, dtype=bool, order="F"), S(0, *fill, dtype="uint8"),
+            S((2, -1), *fill, raises=ValueError), S(2.5, *fill, raises=TypeError),
+            S((2,), *fill, dtype="foo", raises=TypeError), S((2,), *fill, order="X", raises=ValueError)]
+
+
+SAMPLES.update({
+    "zeros": filled_rows(),
+    "ones": filled_rows(),
+    # NOTE(empty-like): only empty arrays, whose values compare.
+    "empty": [S(0), S((2, 0), dtype="int32"), S([0, 3], order="F"), S((2, -1), raises=ValueError),
+              S(2.5, raises=TypeError)],
+    "full": filled_rows(2.5) + [
+        S((2, 3), 7), S((2,), True), S((2, 3), 2.7, dtype=np.int8), S((2, 3), A((3,))),
+        S((2, 3), A((2, 1), "float32"), dtype="float64"), S((0, 3), A((3,), "int32")),
+        S((3,), 300, dtype=np.int8, raises=OverflowError), S((2, 3), A((4,)), raises=ValueError)],
+    "eye": [S(3), S(2, 4), S(4, 3, 1), S(3, k=-2, dtype=np.int32), S(0), S(3, 3, 5), S(2, order="F"),
+            S(-1, raises=ValueError), S(2, k=1.5, raises=TypeError), S(2.0, raises=TypeError)],
+    "identity": [S(3), S(2, dtype=np.float32), S(0, dtype=bool), S(-2, raises=ValueError)],
+    "tri": [S(3), S(2, 4), S(4, 3, -1), S(3, k=1, dtype=np.int64), S(0, 2), S(-1), S(2, -3),
+            S(2, k="a", raises=TypeError)],
+    "linspace": [S(0, 1), S(0, 1, 5), S(2.0, -1, 4, endpoint=False), S(0, 10, 6, dtype=np.int32),
+                 S(np.float32(0), np.float32(1), 3), S(1j, 2, 3), S(0, 1, 0), S(0, 1, 1), S(0, 1, 3, axis=-1),
+                 S(0, 1, -1, raises=ValueError), S(0, 1, 2.5, raises=TypeError),
+                 S(0, 1, 3, axis=1, raises=np.exceptions.AxisError)],
+    "logspace": [S(0, 2), S(0, 2, 3), S(0, 3, 4, base=2), S(1, 0, 3, endpoint=False, dtype=np.float32),
+                 S(np.float32(0), np.float32(1), 3), S(0, 1, 0), S(0, 3, 4, base=2, dtype=np.int64),
+                 S(0, 1, -1, raises=ValueError)],
+    "triu": [S(A((3, 3))), S(A((3, 4)), 1), S(A((4, 3), "int32", **SMALL_INTS), -1), S(A((2, 3, 3), "float32")),
+             S(A((3,))), S(A((0, 2))), S(A((3, 3), layout="F"), k=2), S(A((3, 3), "bool")),
+             S(np.array(1.0), raises=TypeError)],
+    "tril": [S(A((3, 3))), S(A((3, 4)), 1), S(A((4, 3), "int32", **SMALL_INTS), -1), S(A((2, 3, 3), "float32")),
+             S(A((3,))), S(A((0, 2))), S(A((3, 3), layout="strided"), k=-2), S(np.array(1.0), raises=TypeError)],
+})

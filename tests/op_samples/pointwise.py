@@ -167,3 +167,72 @@ SAMPLES = {
                S(A((2, 2), "float32", layout="F"), "float64", reference=astype_reference),
                S(A((3,)), "notatype", raises=TypeError, reference=astype_reference)],
 }
+
+
+def bitwise_rows(bool_ok=True):
+    """Integer and bool dtypes, mixed widths, a Python int either side, size 0, a layout,
+    the TypeError of a float array and the OverflowError of a Python int too large."""
+    bools = [S(A((3,), "bool"), A((3,), "bool"))] if bool_ok else []
+    return bools + [
+        S(A((2, 3), "int32", -50, 50), A((3,), "int32", -50, 50)), S(A((4,), "uint8", 0, 200), 7),
+        S(12, A((2, 2), "int64", -9, 9)), S(A((4,), "int8", -9, 9), A((4,), "int64", -9, 9)),
+        S(A((0, 3), "int16"), A((1, 3), "int16")), S(A((2, 3), "uint32", 0, 99, layout="F"), A((2, 1), "uint16", 0, 99)),
+        S(A((3,)), A((3,), "int32"), raises=TypeError), S(A((3,), "int8"), 300, raises=OverflowError),
+        S(A((2, 3), "int32"), A((4,), "int32"), raises=ValueError)]
+
+
+def shift_rows():
+    """Shifts by 0 to past the width, negative values, and what NumPy refuses."""
+    return [S(A((2, 3), "int32", -50, 50), A((3,), "int32", 0, 40)), S(A((4,), "uint8", 0, 200), 3),
+            S(A((4,), "int8", -9, 9), A((4,), "int8", 0, 10)), S(5, A((2, 2), "int64", 0, 70)),
+            S(A((3,), "uint64", 0, 99), A((3,), "uint64", 60, 70)), S(A((0,), "int16"), 1),
+            S(A((2, 2), "int64", layout="F"), A((2, 1), "int64", 0, 3)), S(A((3,), "bool"), A((3,), "bool")),
+            S(A((3,)), 1, raises=TypeError), S(A((3,), "int8"), 300, raises=OverflowError)]
+
+
+SAMPLES.update({
+    "exp2": unary_rows(),
+    "log2": unary_rows(0.1, 3.0, 1, 5, bool_ok=False),
+    "log10": unary_rows(0.1, 3.0, 1, 5, bool_ok=False),
+    "cbrt": unary_rows(0.2, 3.0, 1, 5) + [S(A((3,), low=-3.0, high=-0.2))],
+    "arcsinh": unary_rows(),
+    "arccosh": unary_rows(1.1, 3.0, 2, 5, bool_ok=False),
+    "arctanh": unary_rows(-0.9, 0.9, 0, 1, bool_ok=False),
+    "deg2rad": unary_rows(-200.0, 200.0),
+    "rad2deg": unary_rows(),
+    "hypot": binary_rows(integer_loop=False),
+    # NaN, infinities and Python ints beyond the dtype: tests/codegen/test_compiled_ops.py's special values.
+    "logaddexp": binary_rows(integer_loop=False)[:-1] + [S(TIES, OTHER)],
+    "logaddexp2": binary_rows(integer_loop=False)[:-1] + [S(TIES, OTHER)],
+    "rint": unary_rows(-5.0, 5.0) + [S(fixed(0.4, 1.6, 2.2, -0.6, -2.4, 3.3))],
+    "trunc": unary_rows(-5.0, 5.0) + [S(fixed(0.5, -1.5, 2.2, -0.1, 7.9, -7.9))],
+    "fmod": binary_rows(b_low=0.5, b_high=2.0, b_int_low=1, b_int_high=4)
+    + [S(A((3,)), A((3,), low=-2.0, high=-0.5)), S(7, A((3,), "int64", -4, -1)), S(A((3,), "uint8", 0, 9), 4)],
+    "fmax": selection_rows(),
+    "fmin": selection_rows(),
+    "copysign": binary_rows(integer_loop=False),
+    "signbit": classification_rows() + [S(fixed(-0.0, 0.0, -np.nan))],
+    "heaviside": [S(A((2, 3), "float32"), A((3,), "float32")), S(fixed(-1.0, 0.5, 2.0, 3.0, -0.5, 1.0), 0.5),
+                  S(A((6,), "int32", -1, 2), A((6,))),
+                  S(A((4,), "int32", -2, 2), A((4,), "float32")), S(A((0, 2)), 1.0),
+                  S(A((2, 2), layout="F"), A((2, 1))), S(A((2, 3)), A((4,)), raises=ValueError)],
+    "bitwise_and": bitwise_rows(),
+    "bitwise_or": bitwise_rows(),
+    "bitwise_xor": bitwise_rows(),
+    "invert": [S(A((2, 3), "int32", -50, 50)), S(A((4,), "uint8", 0, 200)), S(A((3,), "bool")),
+               S(A((0,), "int64")), S(A((2, 2), "int16", layout="F")), S(A((3,)), raises=TypeError)],
+    "gcd": bitwise_rows(bool_ok=False) + [S(A((4,), "int8", -128, 127), np.int8(-128)), S(A((3,), "uint8", 0, 255), 0)],
+    "lcm": bitwise_rows(bool_ok=False) + [S(A((4,), "int16", -99, 99), A((4,), "int16", 0, 3)), S(A((3,), "uint8", 0, 30), 7)],
+    "nextafter": [S(A((2, 3)), A((3,))), S(A((3,), "float32"), 1.5), S(0.0, A((2, 2))), S(A((4,), "int32"), 0.5),
+                  S(A((0, 3)), A((1, 3))), S(A((2, 2), layout="F"), A((2, 1))), S(A((2, 3)), A((4,)), raises=ValueError)],
+    "spacing": unary_rows() + [S(fixed(0.0, -0.0, 1e300, -2.5, 3.0, 1e-310))],
+    "float_power": [S(A((2, 3), low=0.5, high=2.0), A((3,), low=-1.0, high=2.0)), S(A((3,), "float32", 0.5, 2.0), 2),
+                    S(A((4,), "int32", 1, 4), A((4,), "int64", -2, 3)), S(2, A((2, 2), "float32")),
+                    S(A((3,), "bool"), A((3,), "bool")), S(A((0, 2), low=0.5), A((1, 2))),
+                    S(A((2, 2), low=0.5, high=2.0, layout="F"), A((2, 1), "float32")),
+                    S(A((2, 3), low=0.5), A((4,)), raises=ValueError)],
+    "fabs": unary_rows(),
+    "positive": unary_rows(bool_ok=False) + [S(A((4,), "uint8", 0, 9)), S(A((3,), "bool"), raises=TypeError)],
+    "left_shift": shift_rows(),
+    "right_shift": shift_rows(),
+})

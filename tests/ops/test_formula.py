@@ -30,6 +30,10 @@ EVALUATE = {
     "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "cast": lambda x, dtype: np.asarray(x).astype(dtype),
+    **{name: getattr(np, name) for name in ("exp2", "log2", "log10", "cbrt", "hypot", "arcsinh", "arccosh", "arctanh",
+                                            "copysign", "fmod", "trunc", "fmax", "fmin", "signbit", "heaviside",
+                                            "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
+                                            "right_shift", "gcd", "lcm", "nextafter")},
 }
 
 

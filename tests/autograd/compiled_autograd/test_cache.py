@@ -92,4 +92,4 @@ def test_each_compiler_has_its_own_cache_and_reset_forgets():
     x, y = leaves(3)
     with pyjit.compiled_autograd.enable(identity):
         (x * y).sum().backward()
-    assert counters["compiled_autograd"]["compiles"] == 3
+    assert counters["compiled_autograd"]["compiles"] == 1  # compiled again, counted from the reset
