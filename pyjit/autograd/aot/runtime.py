@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from ... import logs
-from ...graph import GraphModule, Node
+from ...graph import GraphModule, Node, TensorMeta
 from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
@@ -107,6 +107,7 @@ class _Compiled:
         self.forward = fw_compiler(self.forward_module, arrays)
         self.backward = bw_compiler(self.backward_module, None)
         self.tensor_outputs = tensor_outputs(graph, examples, kept)
+        self.viewed, self.view_checks, self.viewed_outputs = _recorded_views(graph, mask, kept)
         self.primal_index = {node: index for index, node in enumerate(joint.primals)}
         # NOTE(unreached-inputs): per primal, the differentiable outputs computed from it.
         outputs = [value for value, differentiable in zip(joint.outputs, joint.differentiable) if differentiable]
@@ -144,6 +145,7 @@ class _Compiled:
     def __call__(self, args: tuple):
         arrays = [arg._array if isinstance(arg, Tensor) else arg for arg in args]
         results = [_array(value) for value in self.forward(*arrays)]
+        self._mark_views(args, arrays)
         joint = self.joint
         count = len(joint.outputs)
         node = CompiledFunctionBackward(self, args)
@@ -157,12 +159,24 @@ class _Compiled:
                 wrapped.append(out)
             else:
                 wrapped.append(_new(value) if tensor else value)
+        for index in self.viewed_outputs:
+            wrapped[index]._version_counter.recorded_views = True
         node.keep(self._saved(args, results, wrapped))
         node.watch({where: (args if where[0] == "input" else wrapped)[where[1]] for where in self.watched})
         if self.views is not None:
             for index, view in zip(self.aliases, self.views(*args)):
                 wrapped.insert(index, view)
         return wrapped[0] if self.single else tuple(wrapped)
+
+    def _mark_views(self, args: tuple, arrays: list) -> None:
+        """NOTE(recorded-views): as the tape's view ops would have flagged these inputs."""
+        for position in self.viewed:
+            args[position]._version_counter.recorded_views = True
+        for position, module in self.view_checks:
+            if not args[position]._version_counter.recorded_views and any(
+                    array_module(arrays[position]).may_share_memory(view, arrays[position])
+                    for view in module(*arrays)):
+                args[position]._version_counter.recorded_views = True
 
     def _saved(self, args: tuple, results: tuple, wrapped: list) -> list[tuple[str, object]]:
         """(label, Saved or a Python value) for each saved value, in the backward's order:
@@ -186,6 +200,62 @@ class _Compiled:
                 slots.append((f"saved {node.name}", Saved(results[extra], None)))
                 extra += 1
         return slots
+
+
+# NOTE(recorded-views): on the tape, a view op whose result requires grad flags the
+# memory it shares (its version counter's `recorded_views`), and a later in-place op on
+# that memory, or on the view, raises (NOTE(inplace) in tensor.py): pyjit does not rebase
+# views. A view taken inside a compiled graph leaves no tape node, so the compiled call
+# flags what the tape's view ops would have: an input that requires grad and that a
+# chain of view ops in the graph starts from, and the outputs that are such a chain's
+# links or the intermediate it starts from. Transposes, broadcasts, diagonals and basic
+# indexing that keeps an axis always share their operand's memory; a chain from an
+# input with another link (a reshape, which copies what it cannot view) is run on the
+# arrays at each call and flags the input only where it shares its memory, as the tape's
+# dispatch checks. Such a chain from an intermediate flags no output (the compiled
+# forward's layouts need not be the tape's).
+_ALWAYS_VIEWS = frozenset({"transpose", "broadcast_to", "diagonal"})
+
+
+def _recorded_views(graph, mask: tuple, outputs: list) -> tuple[list[int], list[tuple[int, GraphModule]], list[int]]:
+    """(inputs always flagged, [(input, module computing the views to check)], outputs
+    flagged: indices among `outputs`) (NOTE(recorded-views))."""
+    positions = {node: index for index, node in enumerate(graph.placeholders)}
+    always, checked, linked = set(), {}, set()
+    for node in graph.calls():
+        if getattr(node.target, "category", "") != "view" or not _records(node):
+            continue
+        chain, static = [node], _always_a_view(node)
+        while isinstance(chain[-1].args[0], Node) and chain[-1].args[0].kind == "call" \
+                and getattr(chain[-1].args[0].target, "category", "") == "view":
+            chain.append(chain[-1].args[0])
+            static = static and _always_a_view(chain[-1])
+        root = chain[-1].args[0]
+        if not isinstance(root, Node):
+            continue
+        if root.kind == "call" and static:
+            linked.update((*chain, root))
+        elif root.kind != "placeholder" or not mask[positions[root]]:
+            continue
+        elif static:
+            always.add(positions[root])
+        else:
+            checked.setdefault(positions[root], []).append(node)
+    checks = [(position, GraphModule(extract("views", graph, graph.placeholders, tuple(nodes))))
+              for position, nodes in sorted(checked.items()) if position not in always]
+    flagged = [index for index, value in enumerate(outputs) if isinstance(value, Node) and value in linked]
+    return sorted(always), checks, flagged
+
+
+def _records(node: Node) -> bool:
+    """Whether the tape would record this view op: a floating result (its input requires grad)."""
+    return getattr(node.target, "vjp", None) is not None and isinstance(node.meta, TensorMeta) \
+        and node.meta.dtype.kind in "fc"
+
+
+def _always_a_view(node: Node) -> bool:
+    name = getattr(node.target, "name", None)
+    return name in _ALWAYS_VIEWS or (name == "getitem" and node.meta.ndim > 0)
 
 
 def _view_of_input(value) -> bool:

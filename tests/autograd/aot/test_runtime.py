@@ -430,3 +430,59 @@ def test_a_linear_layers_gradients_become_grad_without_a_copy(backend):
         want = numerical_vjp(on_arrays, [w.numpy(), b.numpy()], index, [np.array(1.0)])
         np.testing.assert_allclose(parameter.grad.numpy(), want, rtol=1e-6)
         assert parameter.grad.numpy().flags.c_contiguous
+
+
+def view_then_update(x):
+    """Fuzzer seed 777108, reduced: a view of a Tensor taken in a compiled graph, then an
+    in-place update of that Tensor, which the tape refuses (it does not rebase views)."""
+    v = np.sqrt(np.abs(x) + 1.0)
+    pyjit.graph_break()
+    w = v[::-1] + v  # noqa: F841 (the view is what matters)
+    v += v
+    return v
+
+
+@pytest.mark.parametrize("backend", [None, "eager", "aot_eager", "aot_eager_default_partitioner", "inductor"])
+def test_an_update_of_a_tensor_viewed_in_a_compiled_graph_gives_the_tapes_error(backend):
+    """NOTE(recorded-views): the compiled call flags the input its graph took a view of."""
+    run = view_then_update if backend is None else pyjit.compile(view_then_update, backend=backend)
+    with pytest.raises(RuntimeError, match="does not record in-place operations on a view"):
+        run(leaf(np.arange(4.0)))
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_a_reshape_flags_its_input_only_where_it_shares_its_memory(contiguous):
+    """NOTE(recorded-views): a reshape of a non-contiguous array copies, and the tape then
+    lets the input be updated; of a contiguous one it is a view, and the tape refuses."""
+    def f(v):
+        w = v.reshape(-1) * 2.0  # noqa: F841
+        v += 1.0
+        return v
+
+    outcomes = []
+    for run in (f, pyjit.compile(f, backend="aot_eager")):
+        x = leaf(np.arange(6.0).reshape(2, 3))
+        v = x * 1.0 if contiguous else x.T * 1.0  # NumPy keeps the transpose's layout: not contiguous
+        try:
+            outcomes.append(run(v).detach().numpy())
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    if contiguous:
+        assert "does not record in-place operations on a view" in outcomes[0] and outcomes[1] == outcomes[0]
+    else:
+        np.testing.assert_array_equal(outcomes[1], outcomes[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("updated", [0, 1])
+def test_outputs_that_are_a_view_and_its_base_refuse_updates_as_on_the_tape(backend, updated):
+    """NOTE(recorded-views): the tape refuses an in-place op on a view, and on the tensor a
+    recorded view was taken of."""
+    def f(x):
+        v = x * 2.0
+        return v, v[::-1]
+
+    for run in (f, pyjit.compile(f, backend=backend)):
+        outputs = run(leaf(np.arange(3.0)))
+        with pytest.raises(RuntimeError, match="does not record in-place operations on a view"):
+            outputs[updated].__iadd__(1.0)
