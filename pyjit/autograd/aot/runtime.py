@@ -29,7 +29,7 @@ from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
-from ..nodes import FREED_MESSAGE, Saved, UnusableValue, backward_name, modified_message
+from ..nodes import FREED_MESSAGE, AccumulateGrad, PartialBackward, Saved, UnusableValue, backward_name, modified_message
 from ..tensor import Tensor, _new
 from .joint import JointUnsupported, build_joint
 from .partition import extract, partition, saved_bytes
@@ -99,6 +99,7 @@ class _Compiled:
                                          tuple(outputs[index] for index in aliases))) if aliases else None
         forward = extract(graph.name, graph, graph.placeholders, tuple(kept), impure=True)
         joint = build_joint(forward, list(mask))
+        self.forward_graph, self.mask, self.tangent_modules = forward, mask, {}
         cut = partition(joint, owner.partitioner, owner.memory_budget)
         self.joint, self.partition = joint, cut
         self.forward_module, self.backward_module = GraphModule(cut.forward), GraphModule(cut.backward)
@@ -126,6 +127,22 @@ class _Compiled:
         counters["aot"]["graphs"] += 1
         _log(owner.graph_module.graph.name, self)
         return self
+
+    def tangent_module(self, seeded: frozenset, skipped: int, targets: tuple) -> GraphModule | None:
+        """The gradients of primals `targets` from the tangents alone, flowing back from
+        the outputs `seeded` through the VJPs of all calls but the first `skipped`; None
+        where they would read a forward value (NOTE(tape-order))."""
+        key = (seeded, skipped, targets)
+        if key not in self.tangent_modules:
+            try:
+                with capture_disabled():  # NOTE(compile-without-capture)
+                    joint = build_joint(self.forward_graph, list(self.mask), set(seeded), skipped)
+                    grads = tuple(joint.grads[index] for index in targets)  # None: no path from `seeded`
+                    module = GraphModule(extract("tangents", joint.graph, joint.tangents, grads))
+            except (JointUnsupported, AssertionError):  # it reads a primal: the tape needs saved values
+                module = None
+            self.tangent_modules[key] = module
+        return self.tangent_modules[key]
 
     def _reads(self, calls: list[Node]) -> list[tuple[str, str, tuple]]:
         """(node name, label, input or output) for each graph input and output that the
@@ -286,6 +303,21 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
 # `backward_graph`, the GraphModule of the backward, for compiled autograd to inline.
 # An output that received no gradient gets zeros (the compiled backward takes every
 # tangent).
+# NOTE(tape-order): the node stands for the tape nodes of the graph's ops, which the tape
+# would run one by one, the most recently created first, with a leaf's accumulator
+# running as soon as every edge into it has delivered. Two consequences the node keeps:
+#   * a backward whose path reads no saved value works without them, as on the tape,
+#     when they were freed or modified: the gradients then come from a backward graph
+#     computed from the tangents alone (`tangent_module`, built on first need; a path
+#     that would read a forward value raises the tape's error as before);
+#   * where a second backward raises (NOTE(partial-release)), the tape raises at the
+#     last-created op on the path whose saved values are gone, after the ops above it
+#     ran: a leaf all of whose readers on the path lie above that op has received its
+#     gradient by then. The node raises PartialBackward with those leaves' gradients
+#     (computed from the tangents through the ops above alone), and the engine runs
+#     their accumulators before raising the tape's error. Where the ops above read
+#     saved values, nothing reaches the leaves (the error is the tape's, `.grad` may
+#     differ from the tape's partial sums).
 class CompiledFunctionBackward(TapeNode):
     kind = "aot"
 
@@ -321,10 +353,49 @@ class CompiledFunctionBackward(TapeNode):
         return [(label, slot.unpack(owner, label)) for label, slot in self._slots if isinstance(slot, Saved)]
 
     def apply(self, grads: list) -> list:
-        self.arrive({index for index, grad in enumerate(grads) if grad is not None})
+        arrived = {index for index, grad in enumerate(grads) if grad is not None}
         tangents = self.tangents(grads, lambda shape, dtype: _zeros(shape, dtype, grads))
-        results = self.compiled.backward(*self.saved_arguments(), *tangents)
+        try:
+            self.arrive(arrived)
+        except RuntimeError as error:
+            raise self._partial(error, arrived, tangents) from None
+        try:
+            saved = self.saved_arguments()
+        except RuntimeError:
+            # NOTE(tape-order): freed or modified saved values the path may not read.
+            targets = tuple(index for index, grad in enumerate(self.compiled.joint.grads) if grad is not None)
+            module = self.compiled.tangent_module(frozenset(arrived), 0, targets)
+            if module is None:
+                raise
+            results = module(*tangents)
+        else:
+            results = self.compiled.backward(*saved, *tangents)
         return self.input_grads(grads, results)
+
+    def _partial(self, error: RuntimeError, arrived: set, tangents: list) -> Exception:
+        """NOTE(tape-order): the tape's error where a second backward reaches an op whose
+        saved values an earlier one freed, carrying what the tape sends to leaves first."""
+        compiled = self.compiled
+        if str(error) != FREED_MESSAGE:
+            return error
+        order = {node: index for index, node in enumerate(compiled.joint.forward_calls)}
+        path = set().union(*(compiled.cones[index] for index in arrived))
+        used_up = set().union(*(compiled.freeing[index] for index in self._consumed))
+        failing = max(order[call] for call in path & used_up)
+        primals = compiled.joint.primals
+        leaves = []
+        for position, (edge, index) in enumerate(zip(self.next_functions, self._tensor_positions)):
+            readers = [order[call] for call in path if primals[index] in call.inputs()]
+            if isinstance(edge[0], AccumulateGrad) and readers and min(readers) > failing:
+                leaves.append((position, index))
+        module = compiled.tangent_module(frozenset(arrived), failing + 1, tuple(index for _, index in leaves))
+        if not leaves or module is None:
+            return error
+        results = module(*tangents)
+        grads = [None] * len(self.next_functions)
+        for (position, _), result in zip(leaves, results):
+            grads[position] = None if result is None else _array(result)
+        return PartialBackward(error, grads)
 
     # The steps of `apply`, which compiled autograd also takes when it inlines backward_graph.
     def arrive(self, arrived: set[int]) -> None:
@@ -379,9 +450,8 @@ class CompiledFunctionBackward(TapeNode):
         add's does not). So here a gradient raises the tape's error when its path runs
         through an op that an earlier backward's path ran through and whose VJP reads a
         saved value (NOTE(vjp-reads)). The saved values are freed once every output has
-        received a gradient; from then on every backward through the node raises, even
-        one the tape lets through ops that read nothing, because the compiled backward
-        takes every saved value."""
+        received a gradient; a later backward whose path reads none of them runs from
+        the tangents alone (NOTE(tape-order))."""
         self._consumed |= self._arrived
         if len(self._consumed) < self.num_outputs:
             return
