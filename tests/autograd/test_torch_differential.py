@@ -118,7 +118,8 @@ add("sigmoid_mul", simple(lambda x, y: x.sigmoid() * y + y * y, [(6,), (6,)], se
 add("log_sqrt", simple(lambda x: (x.log() + x.sqrt()) / (x + 1.0), [(5,)], positive=True))
 add("pow_div", simple(lambda x, y: x ** 3 / (y * y + 1.0) - 2.0 * x, [(3, 4), (4,)]))
 add("relu_abs", simple(lambda x: (x.relu() + x.abs()) * x, [(7,)]))
-add("where_max", lambda L, jit: simple(lambda x, y: L.where(x > y, x * y, y.exp()) + L.maximum(x, y), [(6,), (6,)])(L, jit))
+add("where_max", lambda L, jit: simple(lambda x, y: L.where(x > y, x * y, y.exp()) + L.maximum(x, y),
+                                       [(6,), (6,)])(L, jit))
 add("broadcast_chain", simple(lambda x, b: ((x + b) * (x - b)).tanh(), [(4, 5), (5,)], seed_grad=True))
 add("clamp_chain", simple(lambda x: x.clamp(-0.5, 0.5) * x.cos(), [(8,)]))
 # reductions

@@ -78,7 +78,7 @@ def build_joint(forward: Graph, requires_grad: list[bool], seeded: set[int] | No
     whether placeholder i is a tensor that requires grad. `seeded`: only the tangents of
     these differentiable outputs (by their order among them) flow back; `skipped`: the
     VJPs of the first `skipped` calls do not run (NOTE(tape-order) in runtime.py)."""
-    requiring_forward = _requiring(forward, requires_grad)
+    requiring_forward = requiring_grad(forward, requires_grad)
     output = forward.output_node.args[0]
     outputs = [output] if isinstance(output, Node) else list(output)
     differentiable = [isinstance(value, Node) and value in requiring_forward for value in outputs]
@@ -111,7 +111,7 @@ def build_joint(forward: Graph, requires_grad: list[bool], seeded: set[int] | No
     return Joint(joint, primals, outputs, differentiable, tangents, grads, vjp_calls, forward_calls)
 
 
-def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:
+def requiring_grad(forward: Graph, requires_grad: list[bool]) -> set[Node]:
     """The forward's values that require grad, as the tape would decide."""
     requiring = {node for node, wanted in zip(forward.placeholders, requires_grad) if wanted}
     for node in forward.calls():

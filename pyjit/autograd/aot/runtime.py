@@ -24,14 +24,15 @@ from typing import Callable
 import numpy as np
 
 from ... import logs
-from ...graph import GraphModule, Node, TensorMeta
+from ...graph import GraphModule, Node
 from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
-from ..nodes import FREED_MESSAGE, AccumulateGrad, PartialBackward, Saved, UnusableValue, backward_name, modified_message
+from ..nodes import (FREED_MESSAGE, AccumulateGrad, PartialBackward, Saved, UnusableValue, backward_name,
+                     modified_message)
 from ..tensor import Tensor, _new
-from .joint import JointUnsupported, build_joint
+from .joint import JointUnsupported, build_joint, requiring_grad
 from .partition import extract, partition, saved_bytes
 
 _aot_log = logs.get_logger("aot_graphs")
@@ -238,9 +239,10 @@ def _recorded_views(graph, mask: tuple, outputs: list) -> tuple[list[int], list[
     """(inputs always flagged, [(input, module computing the views to check)], outputs
     flagged: indices among `outputs`) (NOTE(recorded-views))."""
     positions = {node: index for index, node in enumerate(graph.placeholders)}
+    recorded = requiring_grad(graph, list(mask))  # what the tape would record, view ops included
     always, checked, linked = set(), {}, set()
     for node in graph.calls():
-        if getattr(node.target, "category", "") != "view" or not _records(node):
+        if getattr(node.target, "category", "") != "view" or node not in recorded:
             continue
         chain, static = [node], _always_a_view(node)
         while isinstance(chain[-1].args[0], Node) and chain[-1].args[0].kind == "call" \
@@ -262,12 +264,6 @@ def _recorded_views(graph, mask: tuple, outputs: list) -> tuple[list[int], list[
               for position, nodes in sorted(checked.items()) if position not in always]
     flagged = [index for index, value in enumerate(outputs) if isinstance(value, Node) and value in linked]
     return sorted(always), checks, flagged
-
-
-def _records(node: Node) -> bool:
-    """Whether the tape would record this view op: a floating result (its input requires grad)."""
-    return getattr(node.target, "vjp", None) is not None and isinstance(node.meta, TensorMeta) \
-        and node.meta.dtype.kind in "fc"
 
 
 def _always_a_view(node: Node) -> bool:
