@@ -306,8 +306,9 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
 #     when they were freed or modified: the gradients then come from a backward graph
 #     computed from the tangents alone (`tangent_module`, built on first need; a path
 #     that would read a forward value raises the tape's error as before);
-#   * where a second backward raises (NOTE(partial-release)), the tape raises at the
-#     last-created op on the path whose saved values are gone, after the ops above it
+#   * where a backward raises (a second one, NOTE(partial-release), or one reading a
+#     value modified in place, NOTE(vjp-reads)), the tape raises at the last-created op
+#     on the path whose saved values are gone or modified, after the ops above it
 #     ran: a leaf all of whose readers on the path lie above that op has received its
 #     gradient by then. The node raises PartialBackward with those leaves' gradients
 #     (computed from the tangents through the ops above alone), and the engine runs
@@ -369,15 +370,19 @@ class CompiledFunctionBackward(TapeNode):
         return self.input_grads(grads, results)
 
     def _partial(self, error: RuntimeError, arrived: set, tangents: list) -> Exception:
-        """NOTE(tape-order): the tape's error where a second backward reaches an op whose
-        saved values an earlier one freed, carrying what the tape sends to leaves first."""
+        """NOTE(tape-order): the tape's error where a backward reaches an op whose saved
+        values an earlier one freed, or that reads a value modified in place, carrying
+        what the tape sends to leaves before it reaches that op."""
         compiled = self.compiled
-        if str(error) != FREED_MESSAGE:
-            return error
         order = {node: index for index, node in enumerate(compiled.joint.forward_calls)}
         path = set().union(*(compiled.cones[index] for index in arrived))
-        used_up = set().union(*(compiled.freeing[index] for index in self._consumed))
-        failing = max(order[call] for call in path & used_up)
+        if str(error) == FREED_MESSAGE:
+            failing_calls = path & set().union(*(compiled.freeing[index] for index in self._consumed))
+        else:
+            failing_calls = {call for call in path if self._reads_modified(call)}
+        if not failing_calls:
+            return error
+        failing = max(order[call] for call in failing_calls)
         primals = compiled.joint.primals
         leaves = []
         for position, (edge, index) in enumerate(zip(self.next_functions, self._tensor_positions)):
@@ -427,6 +432,20 @@ class CompiledFunctionBackward(TapeNode):
         by_primal = [gradient if any(arrived[index] for index in reaching) else None
                      for gradient, reaching in zip(by_primal, self.compiled.reaching)]
         return [by_primal[position] for position in self._tensor_positions]
+
+    def _reads_modified(self, call: Node) -> bool:
+        """Whether the VJP of `call` reads a graph input or output modified since the call."""
+        for value in self.compiled.joint.vjp_calls[call].reads:
+            if value in self.compiled.primal_index:
+                where = ("input", self.compiled.primal_index[value])
+            elif value in self.compiled.output_index:
+                where = ("output", self.compiled.output_index[value])
+            else:
+                continue
+            watched = self._versions.get(where)
+            if watched is not None and watched[0].value != watched[1]:
+                return True
+        return False
 
     def _check_versions(self) -> None:
         """The tape's error where a VJP on the arrived gradients' path reads a graph input
