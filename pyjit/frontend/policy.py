@@ -2,13 +2,13 @@
 
 NOTE(skipped-files): frames of pyjit itself, NumPy, CuPy (SKIPPED_PACKAGES) and the
 standard library are not the user's code (and the graph's own ops call into them): the
-frame callback skips them and
-the interpreter does not inline their functions (NOTE(inlining) in inline.py). Code
-belongs to the module whose globals it runs with (`is_skipped_code`): a function a
-library generates at run time (a dataclass's `__init__`, whose file name is `<string>`)
-is that library's, and only code whose globals are no module's is judged by its own
-file name. A
-package written on registry ops to be captured declares itself with
+frame callback skips them and the interpreter does not inline their functions
+(NOTE(inlining) in inline.py). Code generated at run time (a dataclass's `__init__`,
+whose file name is `<string>`) belongs to the module whose globals it runs with
+(`is_skipped_code`), so a library's is the library's; other code is judged by its file
+(a test suite run from a copy of the standard library's source is the user's), and
+the packages of SKIPPED_PACKAGES by their module's name. A package written on
+registry ops to be captured declares itself with
 `inline_package(its __init__ file)` (pyjit.nn does), and its functions are inlined
 like the user's. A class declares how calling its instances and reading attributes its
 instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
@@ -55,8 +55,11 @@ def _module_of(globals_) -> types.ModuleType | None:
 
 
 def code_file(code: types.CodeType, globals_) -> str:
-    """The file that says whose `code` is (NOTE(skipped-files)): the file of the module
-    whose namespace `globals_` is, else the code's own file name."""
+    """The file that says whose `code` is (NOTE(skipped-files)): its own file, or for
+    code generated at run time (a file name like `<string>`) the file of the module
+    whose namespace `globals_` is."""
+    if not code.co_filename.startswith("<"):
+        return code.co_filename
     filename = globals_.get("__file__") if _module_of(globals_) is not None else None
     return filename if type(filename) is str else code.co_filename
 
