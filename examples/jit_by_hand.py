@@ -12,8 +12,9 @@
 5. `make_fx` prints the joint graph of `cos(cos(x))`: its forward and, recorded from
    the tape's VJPs, its backward, as one flat graph of registry ops.
 6. Every backend gives the same answer, and the same gradient: compiled for a tensor
-   that requires grad, `cos(cos(x))`'s backward node saves only `x` under inductor's
-   min-cut partitioner (two values under aot_eager's default one).
+   that requires grad, `cos(cos(x))`'s backward node saves only `x` under the min-cut
+   partitioner of `aot_eager` and `inductor` (two values, `x` and `cos(x)`, under
+   `aot_eager_default_partitioner`).
 
     python -P examples/jit_by_hand.py
 """
@@ -151,11 +152,12 @@ def backends_agree():
     values = np.linspace(-2.0, 2.0, 7)
     builtin = pyjit.tensor(values, requires_grad=True)
     builtin.cos().cos().sum().backward()
-    for backend in ("eager", "aot_eager", "inductor"):
+    for backend in ("eager", "aot_eager", "aot_eager_default_partitioner", "inductor"):
         pyjit.reset()
         tensor = pyjit.tensor(values, requires_grad=True)
         out = pyjit.compile(lambda x: x.cos().cos(), backend=backend)(tensor)
         saved = [list(value.shape) for value in out.grad_fn.saved_tensors]
+        assert backend == "eager" or len(saved) == (2 if backend == "aot_eager_default_partitioner" else 1)
         out.sum().backward()
         np.testing.assert_allclose(tensor.grad.numpy(), builtin.grad.numpy(), rtol=1e-12)
         print(f"{backend}: grad_fn {out.grad_fn.name()}, saved {saved}, gradient as the tape's")

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ops import REGISTRY
 from .grad_mode import no_grad
-from .nodes import AccumulateGrad, Node, tensor_type
+from .nodes import AccumulateGrad, Node, PartialBackward, tensor_type
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -168,7 +168,12 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
         for output_nr, gradient in enumerate(buffer):
             if (node, output_nr) in wanted:
                 captured[(node, output_nr)] = gradient
-        out_grads = _run_node(node, buffer, needed, retain_graph)
+        try:
+            out_grads = _run_node(node, buffer, needed, retain_graph)
+        except PartialBackward as partial:
+            if inputs is None:
+                _accumulate_before_error(node, partial.grads, buffers, dependencies, retain_graph)
+            raise partial.error from None
         for (child, output_nr), gradient in zip(node.next_functions, out_grads):
             if child is None or (needed is not None and child not in needed):
                 continue
@@ -180,6 +185,19 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
     if inputs is None:
         return None
     return [captured.get(edge) for edge in inputs]
+
+
+def _accumulate_before_error(node: Node, grads: list, buffers: dict, dependencies: dict, retain_graph: bool) -> None:
+    """What the tape does before it raises partway through the nodes `node` stands for
+    (PartialBackward): the leaves' accumulators those nodes made ready run, as they run
+    before any other node."""
+    for (child, output_nr), gradient in zip(node.next_functions, grads):
+        if not isinstance(child, AccumulateGrad) or gradient is None:
+            continue
+        deliver(buffers, child, output_nr, gradient)
+        dependencies[child] -= 1
+        if dependencies[child] == 0:
+            _run_node(child, _run_pre_hooks(child, buffers.pop(child)), None, retain_graph)
 
 
 def _run_node(node: Node, buffer: list, needed: set | None, retain_graph: bool) -> list:

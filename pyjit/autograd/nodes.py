@@ -55,6 +55,18 @@ FREED_MESSAGE = (
     "if you need to access saved tensors after calling backward.")
 
 
+
+class PartialBackward(Exception):
+    """What a node that stands for several tape nodes (an AOT node, NOTE(tape-order) in
+    pyjit/autograd/aot/runtime.py) raises where the tape would raise partway through
+    them: `error`, the tape's exception, once `grads` (one per next_functions edge, None
+    where nothing would have been sent yet) have reached the leaves they go to."""
+
+    def __init__(self, error: Exception, grads: list):
+        super().__init__(str(error))
+        self.error, self.grads = error, grads
+
+
 # NOTE(tensor-class): nodes and the engine compute on arrays and sit below Tensor (a
 # tensor's grad_fn is a node, and Tensor.backward runs the engine), yet hand tensors to
 # the user: a node's `saved_tensors`, a hook's argument, grad()'s results. tensor.py

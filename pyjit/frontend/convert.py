@@ -65,7 +65,7 @@ from .guards import changed_dims
 from .interpreter import Tracer
 from .emit import disassembly, prologue, raise_new
 from .output import Output, build
-from .policy import PYJIT_DIR, is_skipped_file
+from .policy import PYJIT_DIR, is_skipped_code
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break
 from .verify import verified
@@ -116,7 +116,7 @@ class Converter:
     def __call__(self, frame):
         code = frame.f_code
         try:
-            if code is not self.top_code and is_skipped_file(code.co_filename):
+            if code is not self.top_code and is_skipped_code(code, frame.f_globals):
                 return _C.SKIP
             with _lock, trace.frame(code):
                 if not trace.enabled():

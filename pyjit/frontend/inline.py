@@ -35,7 +35,7 @@ import inspect
 import types
 
 from .breaks import Break
-from .policy import is_library
+from .policy import code_file, is_library_code
 from .sources import Source
 from .values import NULL, CallableValue, ObjectValue, SequenceValue, Value
 
@@ -99,8 +99,8 @@ def _refuse(tracer, function: types.FunctionType, source: Source | None) -> None
         why = "it is a generator or coroutine function"
     elif code.co_flags & _VARKEYWORDS:
         why = "it takes **kwargs"
-    elif is_library(code.co_filename):
-        why = f"it is library code ({code.co_filename})"
+    elif is_library_code(code, function.__globals__):
+        why = f"it is library code ({code_file(code, function.__globals__)})"
     elif tracer.depth >= MAX_DEPTH or any(code is outer.code for outer in (tracer, *tracer.callers())):
         why = "it is recursive or nested too deeply"
     elif "__signature__" in function.__dict__:

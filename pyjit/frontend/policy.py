@@ -1,9 +1,14 @@
 """What the frontend captures, inlines and skips, declared in one place.
 
-NOTE(skipped-files): frames of pyjit itself, NumPy and the standard library are not the
-user's code (and the graph's own ops call into them): the frame callback skips them and
-the interpreter does not inline their functions (NOTE(inlining) in inline.py). A
-package written on registry ops to be captured declares itself with
+NOTE(skipped-files): frames of pyjit itself, NumPy, CuPy (SKIPPED_PACKAGES) and the
+standard library are not the user's code (and the graph's own ops call into them): the
+frame callback skips them and the interpreter does not inline their functions
+(NOTE(inlining) in inline.py). Code generated at run time (a dataclass's `__init__`,
+whose file name is `<string>`) belongs to the module whose globals it runs with
+(`is_skipped_code`), so a library's is the library's; other code is judged by its file
+(a test suite run from a copy of the standard library's source is the user's), and
+the packages of SKIPPED_PACKAGES by their module's name. A package written on
+registry ops to be captured declares itself with
 `inline_package(its __init__ file)` (pyjit.nn does), and its functions are inlined
 like the user's. A class declares how calling its instances and reading attributes its
 instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
@@ -16,7 +21,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import sys
 import sysconfig
+import types
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +33,9 @@ _SKIPPED_DIRS = tuple(os.path.join(path, "") for path in {
     PYJIT_DIR, os.path.dirname(np.__file__),
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 _SKIPPED_PREFIXES = ("<frozen", "<pyjit")
+# CuPy and the packages it runs (the CUDA bindings and their header lookup): on the GPU,
+# what NumPy is on the CPU, wherever they are installed.
+SKIPPED_PACKAGES = frozenset({"cupy", "cupyx", "cupy_backends", "cuda", "fastrlock"})
 _inlined_dirs: tuple[str, ...] = ()
 
 
@@ -34,9 +44,37 @@ def is_skipped_file(filename: str) -> bool:
     return filename.startswith(_SKIPPED_DIRS) or filename.startswith(_SKIPPED_PREFIXES)
 
 
-def is_library(filename: str) -> bool:
-    """Whether functions of `filename` run in Python rather than being inlined."""
-    return is_skipped_file(filename) and not filename.startswith(_inlined_dirs)
+def _module_of(globals_) -> types.ModuleType | None:
+    """The module whose namespace `globals_` is, if any. Reads only dicts and the
+    module's own slot (NOTE(no-user-code-at-trace))."""
+    name = globals_.get("__name__") if type(globals_) is dict else None
+    module = sys.modules.get(name) if type(name) is str else None
+    if isinstance(module, types.ModuleType) and object.__getattribute__(module, "__dict__") is globals_:
+        return module
+    return None
+
+
+def code_file(code: types.CodeType, globals_) -> str:
+    """The file that says whose `code` is (NOTE(skipped-files)): its own file, or for
+    code generated at run time (a file name like `<string>`) the file of the module
+    whose namespace `globals_` is."""
+    if not code.co_filename.startswith("<"):
+        return code.co_filename
+    filename = globals_.get("__file__") if _module_of(globals_) is not None else None
+    return filename if type(filename) is str else code.co_filename
+
+
+def is_skipped_code(code: types.CodeType, globals_) -> bool:
+    """Whether frames of `code` run with `globals_` are left alone (NOTE(skipped-files))."""
+    module = _module_of(globals_)
+    if module is not None and globals_["__name__"].partition(".")[0] in SKIPPED_PACKAGES:
+        return True
+    return is_skipped_file(code_file(code, globals_))
+
+
+def is_library_code(code: types.CodeType, globals_) -> bool:
+    """Whether a function of `code` and `globals_` runs in Python rather than being inlined."""
+    return is_skipped_code(code, globals_) and not code_file(code, globals_).startswith(_inlined_dirs)
 
 
 def is_pyjit_class(kind: type) -> bool:

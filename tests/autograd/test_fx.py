@@ -263,3 +263,45 @@ def test_a_symbolic_graph_refuses_sizes_that_break_its_decisions():
     assert module(np.ones(9, np.float32)) == 9.0
     with pytest.raises(ValueError, match="break the size guard s0 > 3"):
         module(np.ones(2, np.float32))
+
+
+def forward_and_backward(inputs, grad_outputs):
+    """The AOTAutograd walk-through's joint function: lists in, a pair of lists out."""
+    x, y = inputs
+    outputs = [x.cos().cos() * y]
+    grads = pyjit.autograd.grad(outputs, inputs, grad_outputs)
+    return outputs, list(grads)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lists_of_tensors_go_in_and_come_out_in_every_mode(mode):
+    inputs = [leaf([0.5, 1.0, 2.0]), leaf([1.0, -1.0, 3.0])]
+    grad_outputs = [pyjit.ones(3, dtype=np.float64)]
+    module = pyjit.make_fx(forward_and_backward, tracing_mode=mode)(inputs, grad_outputs)
+    assert [node.name for node in module.graph.placeholders] == ["inputs_0", "inputs_1", "grad_outputs_0"]
+    x, y, g = np.array([0.3, -1.2, 2.5]), np.array([2.0, 0.5, -1.0]), np.array([1.0, 2.0, 3.0])
+    outputs, grads = module([x, y], [g])
+    assert type(outputs) is list and type(grads) is list and len(grads) == 2
+    np.testing.assert_allclose(outputs[0], np.cos(np.cos(x)) * y)
+    np.testing.assert_allclose(grads[0], g * y * np.sin(np.cos(x)) * np.sin(x))
+    np.testing.assert_allclose(grads[1], g * np.cos(np.cos(x)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nested_dicts_and_tuples_with_other_leaves_pass_through(mode):
+    def f(batch, scale):
+        out = batch["x"] * scale + batch["pair"][1]
+        return {"out": out, "meta": (batch["tag"], None, 2)}
+
+    def batch(x, b):
+        return {"x": pyjit.tensor(x), "pair": (None, pyjit.tensor(b)), "tag": "train"}
+
+    module = pyjit.make_fx(f, tracing_mode=mode)(batch(np.ones(4), np.zeros(4)), 3.0)
+    assert [node.name for node in module.graph.placeholders] == ["batch_x", "batch_pair_1"]
+    result = module(batch(np.arange(4.0), np.full(4, 0.5)), 3.0)
+    assert result["meta"] == ("train", None, 2)
+    np.testing.assert_allclose(result["out"], np.arange(4.0) * 3.0 + 0.5)
+    with pytest.raises(ValueError, match="traced for the argument 3.0"):
+        module(batch(np.arange(4.0), np.zeros(4)), 2.0)  # the graph holds 3.0
+    with pytest.raises(ValueError, match="traced for arguments shaped"):
+        module([np.arange(4.0)], 3.0)

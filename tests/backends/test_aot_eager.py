@@ -19,9 +19,10 @@ def fresh():
     pyjit.reset()
 
 
-def test_aot_eager_is_registered_and_listed():
-    assert "aot_eager" in pyjit.list_backends(exclude_tags=None) and "aot_eager" not in pyjit.list_backends()
-    assert lookup_backend("aot_eager").__module__ == "pyjit.backends.aot_eager"
+@pytest.mark.parametrize("name", ["aot_eager", "aot_eager_default_partitioner"])
+def test_aot_eager_is_registered_and_listed(name):
+    assert name in pyjit.list_backends(exclude_tags=None) and name not in pyjit.list_backends()
+    assert lookup_backend(name).__module__ == "pyjit.backends.aot_eager"
 
 
 def test_graphs_of_arrays_run_as_they_are():
@@ -31,14 +32,20 @@ def test_graphs_of_arrays_run_as_they_are():
     assert lookup_backend("aot_eager")(module, [np.ones(3)]) is module
 
 
-def test_the_partitioner_is_chosen_by_config():
+@pytest.mark.parametrize("backend, chosen", [("aot_eager", 1), ("aot_eager_default_partitioner", 2)])
+def test_the_partitioner_is_the_backends_unless_config_chooses(backend, chosen):
+    """torch's `aot_eager` cuts with min-cut (cos(cos(x)) saves x alone), its
+    `aot_eager_default_partitioner` saves what the backward reads (x and cos(x))."""
     graph = Graph()
     graph.output(ops.cos(ops.cos(graph.placeholder("x", TensorMeta((3,), np.float64)))))
     x = pyjit.tensor(np.ones(3), requires_grad=True)
-    for partitioner, saved in (("default", 2), ("min_cut", 1), (None, 2)):
+    for partitioner, saved in (("default", 2), ("min_cut", 1), (None, chosen)):
         with pyjit.config.patch(aot_partitioner=partitioner):
-            compiled = lookup_backend("aot_eager")(GraphModule(graph), [x])
-        assert len(compiled(x).grad_fn.saved_tensors) == saved
+            compiled = lookup_backend(backend)(GraphModule(graph), [x])
+        out = compiled(x)
+        assert len(out.grad_fn.saved_tensors) == saved
+        if saved == 1:
+            assert np.shares_memory(out.grad_fn.saved_tensors[0].numpy(), x.numpy())  # x itself
 
 
 def train(backend, partitioner, steps=3):

@@ -524,6 +524,7 @@ def check(seed: int, backends: list[str], totals: collections.Counter | None = N
                 totals["calls"] += 1
     if totals is not None:
         totals["programs"] += 1
+        totals["with gradients"] += program.tensors
         totals["graphs"] += counters["stats"]["unique_graphs"]
         totals["breaks"] += sum(counters["graph_break"].values())
     pyjit.reset()  # which clears the counters too
@@ -588,7 +589,8 @@ def main(argv=None) -> int:
             found.append(mismatch)
             print(mismatch, "\n", flush=True)
         seed += 1
-    print(f"{totals['programs']} programs (seeds {args.seed}..{seed - 1}) x backends {backends}: "
+    print(f"{totals['programs']} programs (seeds {args.seed}..{seed - 1}; {totals['with gradients']} on Tensors "
+          f"that require grad, their gradients compared) x backends {backends}: "
           f"{totals['calls']} compiled calls, {totals['graphs']} graphs, {totals['breaks']} graph breaks; "
           f"{len(found)} mismatches in {len({m.seed for m in found})} programs, {time.monotonic() - started:.0f} s")
     return 1 if found else 0

@@ -49,6 +49,7 @@ class Joint:
     tangents: list[Node]           # one per differentiable output, in order
     grads: list[Node | None]       # per primal: its gradient, None where none flows
     vjp_calls: dict[Node, VjpCall]  # per forward call whose VJP ran (NOTE(vjp-reads))
+    forward_calls: list[Node]      # the copies of the forward's calls, in order (as the tape made their nodes)
 
     def backward_path(self, output: Node) -> set[Node]:
         """The forward calls whose VJP a gradient into `output` runs through, as the tape
@@ -71,10 +72,13 @@ class Joint:
         return found
 
 
-def build_joint(forward: Graph, requires_grad: list[bool]) -> Joint:
+def build_joint(forward: Graph, requires_grad: list[bool], seeded: set[int] | None = None,
+                skipped: int = 0) -> Joint:
     """The joint graph of `forward` (NOTE(joint-graph)); `requires_grad[i]` says
-    whether placeholder i is a tensor that requires grad."""
-    requiring_forward = _requiring(forward, requires_grad)
+    whether placeholder i is a tensor that requires grad. `seeded`: only the tangents of
+    these differentiable outputs (by their order among them) flow back; `skipped`: the
+    VJPs of the first `skipped` calls do not run (NOTE(tape-order) in runtime.py)."""
+    requiring_forward = requiring_grad(forward, requires_grad)
     output = forward.output_node.args[0]
     outputs = [output] if isinstance(output, Node) else list(output)
     differentiable = [isinstance(value, Node) and value in requiring_forward for value in outputs]
@@ -94,16 +98,20 @@ def build_joint(forward: Graph, requires_grad: list[bool]) -> Joint:
                                           **map_nodes(node.kwargs, copies.__getitem__))
     outputs = [map_nodes(value, copies.__getitem__) for value in outputs]
     seeds = list(zip([value for value, wanted in zip(outputs, differentiable) if wanted], tangents))
+    if seeded is not None:
+        seeds = [seed for index, seed in enumerate(seeds) if index in seeded]
+    forward_calls = [copies[node] for node in forward.calls()]
     vjp_calls: dict[Node, VjpCall] = {}
-    gradients = _reverse(joint, {copies[node] for node in requiring_forward}, seeds, vjp_calls)
+    gradients = _reverse(joint, {copies[node] for node in requiring_forward}, seeds, vjp_calls,
+                         set(forward_calls[:skipped]))
     grads = [gradients.get(primal) if wanted else None for primal, wanted in zip(primals, requires_grad)]
     joint.output((*outputs, *[grad for grad in grads if grad is not None]))
     joint.eliminate_dead_code()
     joint.lint()
-    return Joint(joint, primals, outputs, differentiable, tangents, grads, vjp_calls)
+    return Joint(joint, primals, outputs, differentiable, tangents, grads, vjp_calls, forward_calls)
 
 
-def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:
+def requiring_grad(forward: Graph, requires_grad: list[bool]) -> set[Node]:
     """The forward's values that require grad, as the tape would decide."""
     requiring = {node for node, wanted in zip(forward.placeholders, requires_grad) if wanted}
     for node in forward.calls():
@@ -114,7 +122,7 @@ def _requiring(forward: Graph, requires_grad: list[bool]) -> set[Node]:
     return requiring
 
 
-def _reverse(joint: Graph, requiring: set[Node], seeds, vjp_calls: dict) -> dict[Node, Node]:
+def _reverse(joint: Graph, requiring: set[Node], seeds, vjp_calls: dict, skipped: set[Node]) -> dict[Node, Node]:
     """The gradient of every requiring placeholder, from the tangents back through the
     VJPs; each VJP is called once per call node and gives every argument's gradient.
     Fills `vjp_calls` (NOTE(vjp-reads))."""
@@ -125,7 +133,7 @@ def _reverse(joint: Graph, requiring: set[Node], seeds, vjp_calls: dict) -> dict
         _accumulate(joint, gradients, value, tangent)
     for node in reversed(joint.calls()):
         grad = gradients.pop(node, None)
-        if grad is None or node not in requiring:
+        if grad is None or node not in requiring or node in skipped:
             continue
         arguments = [(position, item, value) for position, item, value in _tensor_arguments(node)
                      if value in requiring]

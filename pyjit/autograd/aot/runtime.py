@@ -29,9 +29,10 @@ from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import Node as TapeNode
-from ..nodes import FREED_MESSAGE, Saved, UnusableValue, backward_name, modified_message
+from ..nodes import (FREED_MESSAGE, AccumulateGrad, PartialBackward, Saved, UnusableValue, backward_name,
+                     modified_message)
 from ..tensor import Tensor, _new
-from .joint import JointUnsupported, build_joint
+from .joint import JointUnsupported, build_joint, requiring_grad
 from .partition import extract, partition, saved_bytes
 
 _aot_log = logs.get_logger("aot_graphs")
@@ -99,6 +100,7 @@ class _Compiled:
                                          tuple(outputs[index] for index in aliases))) if aliases else None
         forward = extract(graph.name, graph, graph.placeholders, tuple(kept), impure=True)
         joint = build_joint(forward, list(mask))
+        self.forward_graph, self.mask, self.tangent_modules = forward, mask, {}
         cut = partition(joint, owner.partitioner, owner.memory_budget)
         self.joint, self.partition = joint, cut
         self.forward_module, self.backward_module = GraphModule(cut.forward), GraphModule(cut.backward)
@@ -107,6 +109,7 @@ class _Compiled:
         self.forward = fw_compiler(self.forward_module, arrays)
         self.backward = bw_compiler(self.backward_module, None)
         self.tensor_outputs = tensor_outputs(graph, examples, kept)
+        self.viewed, self.view_checks, self.viewed_outputs = _recorded_views(graph, mask, kept)
         self.primal_index = {node: index for index, node in enumerate(joint.primals)}
         # NOTE(unreached-inputs): per primal, the differentiable outputs computed from it.
         outputs = [value for value, differentiable in zip(joint.outputs, joint.differentiable) if differentiable]
@@ -126,6 +129,22 @@ class _Compiled:
         _log(owner.graph_module.graph.name, self)
         return self
 
+    def tangent_module(self, seeded: frozenset, skipped: int, targets: tuple) -> GraphModule | None:
+        """The gradients of primals `targets` from the tangents alone, flowing back from
+        the outputs `seeded` through the VJPs of all calls but the first `skipped`; None
+        where they would read a forward value (NOTE(tape-order))."""
+        key = (seeded, skipped, targets)
+        if key not in self.tangent_modules:
+            try:
+                with capture_disabled():  # NOTE(compile-without-capture)
+                    joint = build_joint(self.forward_graph, list(self.mask), set(seeded), skipped)
+                    grads = tuple(joint.grads[index] for index in targets)  # None: no path from `seeded`
+                    module = GraphModule(extract("tangents", joint.graph, joint.tangents, grads))
+            except (JointUnsupported, AssertionError):  # it reads a primal: the tape needs saved values
+                module = None
+            self.tangent_modules[key] = module
+        return self.tangent_modules[key]
+
     def _reads(self, calls: list[Node]) -> list[tuple[str, str, tuple]]:
         """(node name, label, input or output) for each graph input and output that the
         VJPs of `calls` read, in the order the tape runs them (NOTE(vjp-reads))."""
@@ -144,6 +163,7 @@ class _Compiled:
     def __call__(self, args: tuple):
         arrays = [arg._array if isinstance(arg, Tensor) else arg for arg in args]
         results = [_array(value) for value in self.forward(*arrays)]
+        self._mark_views(args, arrays)
         joint = self.joint
         count = len(joint.outputs)
         node = CompiledFunctionBackward(self, args)
@@ -157,12 +177,24 @@ class _Compiled:
                 wrapped.append(out)
             else:
                 wrapped.append(_new(value) if tensor else value)
+        for index in self.viewed_outputs:
+            wrapped[index]._version_counter.recorded_views = True
         node.keep(self._saved(args, results, wrapped))
         node.watch({where: (args if where[0] == "input" else wrapped)[where[1]] for where in self.watched})
         if self.views is not None:
             for index, view in zip(self.aliases, self.views(*args)):
                 wrapped.insert(index, view)
         return wrapped[0] if self.single else tuple(wrapped)
+
+    def _mark_views(self, args: tuple, arrays: list) -> None:
+        """NOTE(recorded-views): as the tape's view ops would have flagged these inputs."""
+        for position in self.viewed:
+            args[position]._version_counter.recorded_views = True
+        for position, module in self.view_checks:
+            if not args[position]._version_counter.recorded_views and any(
+                    array_module(arrays[position]).may_share_memory(view, arrays[position])
+                    for view in module(*arrays)):
+                args[position]._version_counter.recorded_views = True
 
     def _saved(self, args: tuple, results: tuple, wrapped: list) -> list[tuple[str, object]]:
         """(label, Saved or a Python value) for each saved value, in the backward's order:
@@ -186,6 +218,57 @@ class _Compiled:
                 slots.append((f"saved {node.name}", Saved(results[extra], None)))
                 extra += 1
         return slots
+
+
+# NOTE(recorded-views): on the tape, a view op whose result requires grad flags the
+# memory it shares (its version counter's `recorded_views`), and a later in-place op on
+# that memory, or on the view, raises (NOTE(inplace) in tensor.py): pyjit does not rebase
+# views. A view taken inside a compiled graph leaves no tape node, so the compiled call
+# flags what the tape's view ops would have: an input that requires grad and that a
+# chain of view ops in the graph starts from, and the outputs that are such a chain's
+# links or the intermediate it starts from. Transposes, broadcasts, diagonals and basic
+# indexing that keeps an axis always share their operand's memory; a chain from an
+# input with another link (a reshape, which copies what it cannot view) is run on the
+# arrays at each call and flags the input only where it shares its memory, as the tape's
+# dispatch checks. Such a chain from an intermediate flags no output (the compiled
+# forward's layouts need not be the tape's).
+_ALWAYS_VIEWS = frozenset({"transpose", "broadcast_to", "diagonal"})
+
+
+def _recorded_views(graph, mask: tuple, outputs: list) -> tuple[list[int], list[tuple[int, GraphModule]], list[int]]:
+    """(inputs always flagged, [(input, module computing the views to check)], outputs
+    flagged: indices among `outputs`) (NOTE(recorded-views))."""
+    positions = {node: index for index, node in enumerate(graph.placeholders)}
+    recorded = requiring_grad(graph, list(mask))  # what the tape would record, view ops included
+    always, checked, linked = set(), {}, set()
+    for node in graph.calls():
+        if getattr(node.target, "category", "") != "view" or node not in recorded:
+            continue
+        chain, static = [node], _always_a_view(node)
+        while isinstance(chain[-1].args[0], Node) and chain[-1].args[0].kind == "call" \
+                and getattr(chain[-1].args[0].target, "category", "") == "view":
+            chain.append(chain[-1].args[0])
+            static = static and _always_a_view(chain[-1])
+        root = chain[-1].args[0]
+        if not isinstance(root, Node):
+            continue
+        if root.kind == "call" and static:
+            linked.update((*chain, root))
+        elif root.kind != "placeholder" or not mask[positions[root]]:
+            continue
+        elif static:
+            always.add(positions[root])
+        else:
+            checked.setdefault(positions[root], []).append(node)
+    checks = [(position, GraphModule(extract("views", graph, graph.placeholders, tuple(nodes))))
+              for position, nodes in sorted(checked.items()) if position not in always]
+    flagged = [index for index, value in enumerate(outputs) if isinstance(value, Node) and value in linked]
+    return sorted(always), checks, flagged
+
+
+def _always_a_view(node: Node) -> bool:
+    name = getattr(node.target, "name", None)
+    return name in _ALWAYS_VIEWS or (name == "getitem" and node.meta.ndim > 0)
 
 
 def _view_of_input(value) -> bool:
@@ -216,6 +299,22 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
 # `backward_graph`, the GraphModule of the backward, for compiled autograd to inline.
 # An output that received no gradient gets zeros (the compiled backward takes every
 # tangent).
+# NOTE(tape-order): the node stands for the tape nodes of the graph's ops, which the tape
+# would run one by one, the most recently created first, with a leaf's accumulator
+# running as soon as every edge into it has delivered. Two consequences the node keeps:
+#   * a backward whose path reads no saved value works without them, as on the tape,
+#     when they were freed or modified: the gradients then come from a backward graph
+#     computed from the tangents alone (`tangent_module`, built on first need; a path
+#     that would read a forward value raises the tape's error as before);
+#   * where a backward raises (a second one, NOTE(partial-release), or one reading a
+#     value modified in place, NOTE(vjp-reads)), the tape raises at the last-created op
+#     on the path whose saved values are gone or modified, after the ops above it
+#     ran: a leaf all of whose readers on the path lie above that op has received its
+#     gradient by then. The node raises PartialBackward with those leaves' gradients
+#     (computed from the tangents through the ops above alone), and the engine runs
+#     their accumulators before raising the tape's error. Where the ops above read
+#     saved values, nothing reaches the leaves (the error is the tape's, `.grad` may
+#     differ from the tape's partial sums).
 class CompiledFunctionBackward(TapeNode):
     kind = "aot"
 
@@ -251,10 +350,53 @@ class CompiledFunctionBackward(TapeNode):
         return [(label, slot.unpack(owner, label)) for label, slot in self._slots if isinstance(slot, Saved)]
 
     def apply(self, grads: list) -> list:
-        self.arrive({index for index, grad in enumerate(grads) if grad is not None})
+        arrived = {index for index, grad in enumerate(grads) if grad is not None}
         tangents = self.tangents(grads, lambda shape, dtype: _zeros(shape, dtype, grads))
-        results = self.compiled.backward(*self.saved_arguments(), *tangents)
+        try:
+            self.arrive(arrived)
+        except RuntimeError as error:
+            raise self._partial(error, arrived, tangents) from None
+        try:
+            saved = self.saved_arguments()
+        except RuntimeError:
+            # NOTE(tape-order): freed or modified saved values the path may not read.
+            targets = tuple(index for index, grad in enumerate(self.compiled.joint.grads) if grad is not None)
+            module = self.compiled.tangent_module(frozenset(arrived), 0, targets)
+            if module is None:
+                raise
+            results = module(*tangents)
+        else:
+            results = self.compiled.backward(*saved, *tangents)
         return self.input_grads(grads, results)
+
+    def _partial(self, error: RuntimeError, arrived: set, tangents: list) -> Exception:
+        """NOTE(tape-order): the tape's error where a backward reaches an op whose saved
+        values an earlier one freed, or that reads a value modified in place, carrying
+        what the tape sends to leaves before it reaches that op."""
+        compiled = self.compiled
+        order = {node: index for index, node in enumerate(compiled.joint.forward_calls)}
+        path = set().union(*(compiled.cones[index] for index in arrived))
+        if str(error) == FREED_MESSAGE:
+            failing_calls = path & set().union(*(compiled.freeing[index] for index in self._consumed))
+        else:
+            failing_calls = {call for call in path if self._reads_modified(call)}
+        if not failing_calls:
+            return error
+        failing = max(order[call] for call in failing_calls)
+        primals = compiled.joint.primals
+        leaves = []
+        for position, (edge, index) in enumerate(zip(self.next_functions, self._tensor_positions)):
+            readers = [order[call] for call in path if primals[index] in call.inputs()]
+            if isinstance(edge[0], AccumulateGrad) and readers and min(readers) > failing:
+                leaves.append((position, index))
+        module = compiled.tangent_module(frozenset(arrived), failing + 1, tuple(index for _, index in leaves))
+        if not leaves or module is None:
+            return error
+        results = module(*tangents)
+        grads = [None] * len(self.next_functions)
+        for (position, _), result in zip(leaves, results):
+            grads[position] = None if result is None else _array(result)
+        return PartialBackward(error, grads)
 
     # The steps of `apply`, which compiled autograd also takes when it inlines backward_graph.
     def arrive(self, arrived: set[int]) -> None:
@@ -291,6 +433,20 @@ class CompiledFunctionBackward(TapeNode):
                      for gradient, reaching in zip(by_primal, self.compiled.reaching)]
         return [by_primal[position] for position in self._tensor_positions]
 
+    def _reads_modified(self, call: Node) -> bool:
+        """Whether the VJP of `call` reads a graph input or output modified since the call."""
+        for value in self.compiled.joint.vjp_calls[call].reads:
+            if value in self.compiled.primal_index:
+                where = ("input", self.compiled.primal_index[value])
+            elif value in self.compiled.output_index:
+                where = ("output", self.compiled.output_index[value])
+            else:
+                continue
+            watched = self._versions.get(where)
+            if watched is not None and watched[0].value != watched[1]:
+                return True
+        return False
+
     def _check_versions(self) -> None:
         """The tape's error where a VJP on the arrived gradients' path reads a graph input
         or output modified in place since the call (NOTE(vjp-reads))."""
@@ -309,9 +465,8 @@ class CompiledFunctionBackward(TapeNode):
         add's does not). So here a gradient raises the tape's error when its path runs
         through an op that an earlier backward's path ran through and whose VJP reads a
         saved value (NOTE(vjp-reads)). The saved values are freed once every output has
-        received a gradient; from then on every backward through the node raises, even
-        one the tape lets through ops that read nothing, because the compiled backward
-        takes every saved value."""
+        received a gradient; a later backward whose path reads none of them runs from
+        the tangents alone (NOTE(tape-order))."""
         self._consumed |= self._arrived
         if len(self._consumed) < self.num_outputs:
             return

@@ -430,3 +430,127 @@ def test_a_linear_layers_gradients_become_grad_without_a_copy(backend):
         want = numerical_vjp(on_arrays, [w.numpy(), b.numpy()], index, [np.array(1.0)])
         np.testing.assert_allclose(parameter.grad.numpy(), want, rtol=1e-6)
         assert parameter.grad.numpy().flags.c_contiguous
+
+
+def view_then_update(x):
+    """Fuzzer seed 777108, reduced: a view of a Tensor taken in a compiled graph, then an
+    in-place update of that Tensor, which the tape refuses (it does not rebase views)."""
+    v = np.sqrt(np.abs(x) + 1.0)
+    pyjit.graph_break()
+    w = v[::-1] + v  # noqa: F841 (the view is what matters)
+    v += v
+    return v
+
+
+@pytest.mark.parametrize("backend", [None, "eager", "aot_eager", "aot_eager_default_partitioner", "inductor"])
+def test_an_update_of_a_tensor_viewed_in_a_compiled_graph_gives_the_tapes_error(backend):
+    """NOTE(recorded-views): the compiled call flags the input its graph took a view of."""
+    run = view_then_update if backend is None else pyjit.compile(view_then_update, backend=backend)
+    with pytest.raises(RuntimeError, match="does not record in-place operations on a view"):
+        run(leaf(np.arange(4.0)))
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_a_reshape_flags_its_input_only_where_it_shares_its_memory(contiguous):
+    """NOTE(recorded-views): a reshape of a non-contiguous array copies, and the tape then
+    lets the input be updated; of a contiguous one it is a view, and the tape refuses."""
+    def f(v):
+        w = v.reshape(-1) * 2.0  # noqa: F841
+        v += 1.0
+        return v
+
+    outcomes = []
+    for run in (f, pyjit.compile(f, backend="aot_eager")):
+        x = leaf(np.arange(6.0).reshape(2, 3))
+        v = x * 1.0 if contiguous else x.T * 1.0  # NumPy keeps the transpose's layout: not contiguous
+        try:
+            outcomes.append(run(v).detach().numpy())
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    if contiguous:
+        assert "does not record in-place operations on a view" in outcomes[0] and outcomes[1] == outcomes[0]
+    else:
+        np.testing.assert_array_equal(outcomes[1], outcomes[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("updated", [0, 1])
+def test_outputs_that_are_a_view_and_its_base_refuse_updates_as_on_the_tape(backend, updated):
+    """NOTE(recorded-views): the tape refuses an in-place op on a view, and on the tensor a
+    recorded view was taken of."""
+    def f(x):
+        v = x * 2.0
+        return v, v[::-1]
+
+    for run in (f, pyjit.compile(f, backend=backend)):
+        outputs = run(leaf(np.arange(3.0)))
+        with pytest.raises(RuntimeError, match="does not record in-place operations on a view"):
+            outputs[updated].__iadd__(1.0)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "aot_eager_default_partitioner", "inductor"])
+def test_a_path_of_adds_is_gone_through_again_after_every_output_had_a_backward(backend):
+    """NOTE(tape-order): once every output has had a backward the saved values are freed,
+    yet the tape still lets a backward through ops that read none of them."""
+    def f(x, y):
+        return y + y, (x * x).sum()
+
+    grads = []
+    for run in (f, pyjit.compile(f, backend=backend)):
+        x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+        doubled, total = run(x, y)
+        doubled.sum().backward()
+        total.backward()
+        (doubled * doubled).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            total.backward()  # mul's backward reads x, freed
+    np.testing.assert_array_equal(grads[1][0], grads[0][0])
+    np.testing.assert_array_equal(grads[1][1], grads[0][1])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "aot_eager_default_partitioner", "inductor"])
+def test_a_second_backward_that_raises_leaves_the_leaves_as_the_tape_does(backend):
+    """Fuzzer seed 777533, reduced (NOTE(tape-order)): the tape runs an add's backward,
+    which sends y its gradient, and raises only at the log1p below, whose saved input the
+    first backward freed; y.grad keeps what it got, x.grad does not change."""
+    def f(x, y):
+        y = np.log1p(np.abs(x + x)) + y
+        pyjit.graph_break()
+        (x * (x - y).max()).sum().backward()
+        return y * np.tanh(y)
+
+    outcomes = []
+    for run in (f, pyjit.compile(f, backend=backend)):
+        x, y = leaf([0.5, -1.0, 2.0]), leaf([1.0, 0.25, -0.5])
+        out = run(x, y)
+        first = (x.grad.numpy().copy(), y.grad.numpy().copy())
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            (out * out).sum().backward()
+        outcomes.append((first, x.grad.numpy(), y.grad.numpy()))
+    (first_tape, x_tape, y_tape), (first, x_grad, y_grad) = outcomes
+    np.testing.assert_allclose(first[1], first_tape[1], rtol=1e-12)
+    np.testing.assert_array_equal(x_tape, first_tape[0])  # the tape raised before x's accumulator ran
+    assert not np.array_equal(y_tape, first_tape[1])       # ... and after y's
+    np.testing.assert_allclose(x_grad, x_tape, rtol=1e-12)
+    np.testing.assert_allclose(y_grad, y_tape, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_backward_reading_a_modified_input_leaves_the_leaves_as_the_tape_does(backend):
+    """NOTE(tape-order): the tape's add sends x its gradient before the multiply below it
+    raises for the input modified in place; x.grad keeps it, as on the tape."""
+    def f(x, v):
+        return v * v + x
+
+    grads = []
+    for run in (f, pyjit.compile(f, backend=backend)):
+        x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+        v = y * 1.0
+        out = run(x, v)
+        v.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+        grads.append(None if x.grad is None else x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], np.ones(2))
+    np.testing.assert_array_equal(grads[1], grads[0])
