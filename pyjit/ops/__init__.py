@@ -2,7 +2,8 @@
 `name`, the name NumPy gives the function where NumPy has one."""
 
 from . import (  # noqa: F401  (each registers its ops)
-    complex_parts, composites, creation, cumulative, diagonals, indexing, linalg, pointwise, reductions, sorting, views)
+    complex_parts, composites, creation, cumulative, diagonals, fourier, indexing, lapack, linalg, pointwise, reductions,
+    signal, sorting, statistics, views)
 from .registry import CATEGORIES, REGISTRY, Composite, Op
 
 

@@ -1,0 +1,244 @@
+"""numpy.linalg: solve, inv, det and cholesky as calls into NumPy's (CuPy's) own LAPACK,
+as matmul goes to BLAS, and norm as a decomposition.
+
+NOTE(lapack-ops): each primitive runs `xp.linalg.<name>` unfused (category "other"),
+so results, dtypes and the errors LAPACK reports are NumPy's exactly: a singular matrix
+in solve or inv, or one that is not positive definite in cholesky, raises
+numpy.linalg.LinAlgError when the graph runs, as NumPy does. What the meta rules can
+see (too few dimensions, a matrix that is not square, shapes that do not match) they
+raise before, with NumPy's exception types. Dtypes come from NumPy itself, asked about
+a 1x1 identity of the arguments' dtypes (`probed_dtype`): integers and bools become
+float64, float16 is refused (TypeError), as in NumPy.
+
+Derivatives use PyTorch's convention for complex values (NOTE(complex-parts)): the
+gradient of a real loss is dL/d(re) + i dL/d(im), so each VJP uses conjugate
+transposes. cholesky reads only the lower triangle of its input (the upper one with
+upper=True), so its gradient is zero on the other triangle, where finite differences
+see no change either.
+
+numpy.linalg's qr, eigh, svd and lstsq return several arrays: a graph call has one
+result, so they are not in the registry (docs/ops.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import TensorMeta, broadcast_shapes
+from .gradients import input_grad, is_differentiable
+from .registry import composite, op, primitive
+from .shape_rules import device_of, normalize_axis
+
+
+def probed_dtype(function, *dtypes, **kwargs) -> np.dtype:
+    """The dtype `function` gives for arguments of `dtypes`, asked of NumPy on 1x1
+    identities (a 1-D argument where `function` takes a vector: see the callers)."""
+    return function(*(np.eye(1, dtype=dtype) for dtype in dtypes), **kwargs).dtype
+
+
+def check_square(a: TensorMeta) -> None:
+    """numpy.linalg's checks of a stack of square matrices, with its messages."""
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def adjoint(x):
+    """The conjugate transpose of a stack of matrices (the transpose of a real one)."""
+    swapped = op.swapaxes(x, -1, -2)
+    return op.conjugate(swapped) if np.dtype(x.dtype).kind == "c" else swapped
+
+
+def column(x):
+    return op.reshape(x, tuple(x.shape) + (1,))
+
+
+# -- solve -------------------------------------------------------------------------------
+def _solve_meta(a: TensorMeta, b: TensorMeta) -> TensorMeta:
+    """NumPy 2: b is one vector when 1-D (a's batch dimensions apply), else a stack of
+    matrices whose batch dimensions broadcast with a's."""
+    check_square(a)
+    dtype = np.linalg.solve(np.eye(1, dtype=a.dtype), np.ones(1, dtype=b.dtype)).dtype
+    size = a.shape[-1]
+    if b.ndim == 1:
+        if b.shape[0] != size:
+            raise ValueError(f"solve1: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                             f"signature (m,m),(m)->(m) (size {b.shape[0]} is different from {size})")
+        return TensorMeta(a.shape[:-1], dtype, device_of(a, b))
+    if b.ndim == 0 or b.shape[-2] != size:
+        raise ValueError(f"solve: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                         f"signature (m,m),(m,n)->(m,n) (size {b.shape[-2] if b.ndim else 0} is different from {size})")
+    shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (size, b.shape[-1])
+    return TensorMeta(shape, dtype, device_of(a, b))
+
+
+def _solve_vjp(grad, out, a, b):
+    """x = a^-1 b: grad_b = a^-H grad, grad_a = -grad_b x^H. A vector b is a column (of
+    each of a's matrices, when a is a stack)."""
+    if not (is_differentiable(a) or is_differentiable(b)):
+        return None, None
+    if b.ndim == 1:
+        grad, out = column(grad), column(out)
+    grad_b = op.solve(adjoint(a), grad)
+    grad_a = input_grad(a, op.negative(op.matmul(grad_b, adjoint(out)))) if is_differentiable(a) else None
+    if b.ndim == 1:
+        grad_b = op.reshape(grad_b, tuple(grad_b.shape[:-1]))
+    return grad_a, (input_grad(b, grad_b) if is_differentiable(b) else None)
+
+
+@primitive("solve", category="other", meta=_solve_meta, vjp=_solve_vjp)
+def solve(xp, a, b):
+    """numpy.linalg.solve: x with a @ x = b (LAPACK gesv); LinAlgError for a singular a."""
+    return xp.linalg.solve(a, b)
+
+
+# -- inv and det --------------------------------------------------------------------------
+def _inv_meta(a: TensorMeta) -> TensorMeta:
+    check_square(a)
+    return TensorMeta(a.shape, probed_dtype(np.linalg.inv, a.dtype), a.device)
+
+
+def _inv_vjp(grad, out, a):
+    """d(a^-1) = -a^-1 da a^-1, so grad_a = -a^-H grad a^-H."""
+    if not is_differentiable(a):
+        return (None,)
+    inverse_h = adjoint(out)
+    return (input_grad(a, op.negative(op.matmul(op.matmul(inverse_h, grad), inverse_h))),)
+
+
+@primitive("inv", category="other", meta=_inv_meta, vjp=_inv_vjp)
+def inv(xp, a):
+    """numpy.linalg.inv: the inverse of each matrix; LinAlgError for a singular one."""
+    return xp.linalg.inv(a)
+
+
+def _det_meta(a: TensorMeta) -> TensorMeta:
+    check_square(a)
+    return TensorMeta(a.shape[:-2], probed_dtype(np.linalg.det, a.dtype), a.device)
+
+
+def _det_vjp(grad, out, a):
+    """d det(a) = det(a) tr(a^-1 da), so grad_a = grad conj(det(a)) a^-H (PyTorch's
+    formula away from singular matrices; a singular a raises LinAlgError here, from its
+    inverse, where PyTorch falls back to an SVD)."""
+    if not is_differentiable(a):
+        return (None,)
+    scale = op.multiply(grad, op.conjugate(out)) if np.dtype(out.dtype).kind == "c" else op.multiply(grad, out)
+    scale = op.reshape(scale, tuple(scale.shape) + (1, 1))
+    return (input_grad(a, op.multiply(scale, adjoint(op.inv(a)))),)
+
+
+@primitive("det", category="other", meta=_det_meta, vjp=_det_vjp)
+def det(xp, a):
+    """numpy.linalg.det: the determinant of each matrix (LAPACK getrf)."""
+    return xp.linalg.det(a)
+
+
+# -- cholesky -----------------------------------------------------------------------------
+def _cholesky_meta(a: TensorMeta, upper=False) -> TensorMeta:
+    check_square(a)
+    return TensorMeta(a.shape, probed_dtype(np.linalg.cholesky, a.dtype, upper=upper), a.device)
+
+
+def _lower_mask(size):
+    """1 below the diagonal, 1/2 on it, 0 above (a constant of the graph)."""
+    if not isinstance(size, int):
+        raise NotImplementedError("the gradient of cholesky needs a static matrix size")
+    return np.tril(np.ones((size, size)), -1) + np.eye(size) / 2
+
+
+def _lower_cholesky_grad(grad, factor):
+    """For a = L L^H read from its lower triangle: with P = Phi(L^H grad) (the lower
+    triangle, diagonal halved) and S = L^-H P L^-1, the gradient is S + S^H on the
+    strict lower triangle, half of it on the diagonal, zero above."""
+    mask = _lower_mask(factor.shape[-1])
+    phi = op.multiply(op.matmul(adjoint(factor), grad), mask)
+    inverse = op.inv(factor)
+    s = op.matmul(op.matmul(adjoint(inverse), phi), inverse)
+    return op.multiply(op.add(s, adjoint(s)), mask)
+
+
+def _cholesky_vjp(grad, out, a, upper=False):
+    """upper=True factors a^H read from its lower triangle: U = chol(a^H)^H."""
+    if not is_differentiable(a):
+        return (None,)
+    if upper:
+        return (input_grad(a, adjoint(_lower_cholesky_grad(adjoint(grad), adjoint(out)))),)
+    return (input_grad(a, _lower_cholesky_grad(grad, out)),)
+
+
+@primitive("cholesky", category="other", meta=_cholesky_meta, vjp=_cholesky_vjp)
+def cholesky(xp, a, upper=False):
+    """numpy.linalg.cholesky: L with a = L L^H (U with a = U^H U when upper=True);
+    LinAlgError when a matrix is not positive definite."""
+    return xp.linalg.cholesky(a, upper=True) if upper else xp.linalg.cholesky(a)
+
+
+# -- norm (a decomposition) ---------------------------------------------------------------
+def _norm_axes(x, ord, axis) -> tuple[int, ...]:
+    """The axes norm reduces, in the order given, with NumPy's checks: one axis is a
+    vector norm, two a matrix norm (rows, columns); axis=None with an order is the norm
+    of a 1-D or 2-D x."""
+    if axis is None:
+        if ord is not None and x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        return tuple(range(x.ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(axes) not in (1, 2):
+        raise ValueError("Improper number of dimensions to norm.")
+    normalized = tuple(normalize_axis(each, x.ndim) for each in axes)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError("Duplicate axes given.")
+    return normalized
+
+
+def _vector_norm(magnitude, ord, axes, keepdims):
+    if ord is None or ord == 2:
+        return op.sqrt(op.sum(op.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return op.max(magnitude, axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return op.min(magnitude, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return op.astype(op.sum(op.not_equal(magnitude, 0), axis=axes, keepdims=keepdims), magnitude.dtype)
+    if ord == 1:
+        return op.sum(magnitude, axis=axes, keepdims=keepdims)
+    powered = op.sum(op.power(magnitude, float(ord)), axis=axes, keepdims=keepdims)
+    return op.power(powered, 1.0 / float(ord))
+
+
+def _matrix_norm(magnitude, ord, axes, keepdims):
+    """NumPy's matrix norms: Frobenius, or the largest (smallest) absolute column sum
+    (ord 1, -1) or row sum (inf, -inf). The spectral and nuclear norms need singular
+    values, which are not in the registry."""
+    rows, columns = axes
+    if ord in (None, "fro"):
+        return op.sqrt(op.sum(op.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, kept = (rows, columns) if ord in (1, -1) else (columns, rows)
+        sums = op.sum(magnitude, axis=summed, keepdims=True)
+        extreme = op.max if ord in (1, np.inf) else op.min
+        result = extreme(sums, axis=kept, keepdims=True)
+        return result if keepdims else op.squeeze(result, axis=axes)
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"norm ord={ord!r} of a matrix needs singular values, which the registry "
+                                  "does not compute")
+    raise ValueError("Invalid norm order for matrices.")
+
+
+@composite("norm")
+def norm(x, ord=None, axis=None, keepdims=False):
+    """numpy.linalg.norm: vector norms over one axis (or of a flattened x with axis and
+    ord None), matrix norms over two, from the magnitudes |x| (x as float64 when it
+    is an integer or bool array, as NumPy converts it). Sums are added in another order
+    than NumPy's dot, so results agree to rounding."""
+    axes = _norm_axes(x, ord, axis)
+    if np.dtype(x.dtype).kind in "biu":
+        x = op.astype(x, np.float64)
+    magnitude = op.abs(x)
+    if len(axes) == 2 and (axis is not None or ord is not None):
+        return _matrix_norm(magnitude, ord, axes, keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    return _vector_norm(magnitude, ord, axes, keepdims)

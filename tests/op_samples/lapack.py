@@ -1,0 +1,81 @@
+"""Sample rows of numpy.linalg's solve, inv, det, cholesky and norm (pyjit/ops/lapack.py).
+The matrices are literal and well conditioned (symmetric positive definite for
+cholesky), so that finite differences check the derivatives; a singular matrix is a
+LinAlgError only when the graph runs (tests/ops/test_lapack.py)."""
+
+import numpy as np
+
+from . import A, S
+
+LinAlgError = np.linalg.LinAlgError
+AxisError = np.exceptions.AxisError
+
+
+def conditioned(size: int, batch: tuple = (), dtype: str = "float64", seed: int = 0) -> np.ndarray:
+    """Random matrices with the identity times `size` added: far from singular."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-1, 1, batch + (size, size))
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * rng.uniform(-1, 1, batch + (size, size))
+    return (values + size * np.eye(size)).astype(dtype)
+
+
+def positive_definite(size: int, batch: tuple = (), dtype: str = "float64", seed: int = 0) -> np.ndarray:
+    factor = conditioned(size, batch, dtype, seed)
+    return (factor @ np.conj(np.swapaxes(factor, -1, -2))).astype(dtype)
+
+
+def square_errors():
+    """What every op on square matrices refuses: too few dimensions, a matrix that is
+    not square, float16."""
+    return [S(A((3,)), raises=LinAlgError), S(np.array(2.0), raises=LinAlgError),
+            S(A((2, 3)), raises=LinAlgError), S(A((2, 2), "float16"), raises=TypeError)]
+
+
+NORM = dict(reference=np.linalg.norm, rtol=1e-12)
+
+SAMPLES = {
+    "solve": [
+        S(conditioned(3), A((3,))), S(conditioned(3), A((3, 2))), S(conditioned(2, (2,)), A((2,))),
+        S(conditioned(2, (2, 1)), A((3, 2, 4))), S(conditioned(3, dtype="float32"), A((3,), "float32")),
+        S(conditioned(3, dtype="float32"), A((3,))), S(conditioned(2), A((2, 2), "int32", -3, 3)),
+        S(conditioned(3, dtype="complex128"), A((3, 2))), S(conditioned(3, dtype="complex64"), A((3,), "float32")),
+        S(np.eye(3, dtype=np.int64), A((3, 1), "int8", -3, 3)), S(A((0, 0)), A((0,))), S(A((2, 0, 0)), A((0, 3))),
+        S(np.asfortranarray(conditioned(3)), A((3, 2), layout="strided")),
+        S(A((3,)), A((3,)), raises=LinAlgError), S(A((2, 3)), A((2,)), raises=LinAlgError),
+        S(conditioned(3), A((2,)), raises=ValueError), S(conditioned(3), A((2, 3)), raises=ValueError),
+        S(conditioned(3), np.array(1.0), raises=ValueError),
+        S(A((2, 2), "float16"), A((2,), "float16"), raises=TypeError),
+    ],
+    "inv": [
+        S(conditioned(3)), S(conditioned(2, (3,))), S(conditioned(3, dtype="float32")), S(conditioned(3, dtype="complex128")),
+        S(np.eye(3, dtype=np.int32) * 2), S(A((0, 0))), S(A((2, 0, 0))), S(np.asfortranarray(conditioned(4))),
+        *square_errors(),
+    ],
+    "det": [
+        S(conditioned(3)), S(conditioned(2, (3,))), S(conditioned(3, dtype="float32")), S(conditioned(3, dtype="complex128")),
+        S(A((3, 3), "int64", -3, 3)), S(A((3, 3), "bool")), S(A((0, 0))), S(A((2, 0, 0))), S(A((1, 1))),
+        *square_errors(),
+    ],
+    "cholesky": [
+        S(positive_definite(3)), S(positive_definite(2, (2,))), S(positive_definite(3, dtype="float32")),
+        S(positive_definite(3, dtype="complex128")), S(positive_definite(3), upper=True),
+        S(positive_definite(2, (3,), dtype="complex128"), upper=True), S(np.eye(2, dtype=np.int64)),
+        S(A((0, 0))), S(A((2, 0, 0))), *square_errors(),
+    ],
+    "norm": [
+        S(A((5,)), **NORM), S(A((3, 4)), **NORM), S(A((2, 3, 4)), **NORM), S(A((3, 4), "float32"), **NORM),
+        S(A((4,), "int32", -5, 5), **NORM), S(A((4,), "bool"), **NORM), S(A((3,), "complex128"), **NORM),
+        S(A((5,)), 1, **NORM), S(A((5,)), np.inf, **NORM), S(A((5,)), -np.inf, **NORM), S(A((5,)), 0, **NORM),
+        S(A((5,), low=0.5), 3, **NORM), S(A((5,), low=0.5), -1, **NORM), S(A((5,), low=0.5), 0.5, **NORM),
+        S(A((3, 4)), "fro", **NORM), S(A((3, 4)), 1, **NORM), S(A((3, 4)), -1, **NORM),
+        S(A((3, 4)), np.inf, **NORM), S(A((3, 4)), -np.inf, **NORM),
+        S(A((2, 3, 4)), axis=1, **NORM), S(A((2, 3, 4)), 1, axis=(2, 0), **NORM),
+        S(A((2, 3, 4)), axis=(0, 1), keepdims=True, **NORM), S(A((2, 3)), np.inf, axis=-1, keepdims=True, **NORM),
+        S(A((3, 4), layout="strided"), **NORM), S(A((0, 3)), axis=1, **NORM), S(A((0,)), **NORM),
+        S(np.array(1.5), **NORM),
+        S(A((2, 3, 4)), 2, **NORM, raises=ValueError), S(A((3,)), "fro", **NORM, raises=ValueError),
+        S(A((3, 4)), 3, **NORM, raises=ValueError), S(A((3, 4)), axis=(0, 0), **NORM, raises=ValueError),
+        S(A((3, 4)), axis=(0, 1, 1), **NORM, raises=ValueError), S(A((3, 4)), axis=2, **NORM, raises=AxisError),
+    ],
+}

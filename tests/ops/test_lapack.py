@@ -1,0 +1,53 @@
+"""numpy.linalg's solve, inv, det and cholesky (pyjit/ops/lapack.py): what only the values
+decide (a singular matrix, one that is not positive definite) is NumPy's LinAlgError
+when the graph runs; and the VJPs for complex matrices, which the generated tests leave
+out, against finite differences in the real and imaginary parts."""
+
+import numpy as np
+import pytest
+from op_samples.finite_differences import complex_numerical_vjp
+from op_samples.lapack import conditioned, positive_definite
+
+from pyjit.graph import Graph, GraphModule, TensorMeta
+from pyjit.ops import REGISTRY
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+
+
+def graph_of(name, *args, **kwargs):
+    graph = Graph()
+    placeholders = [graph.placeholder(f"a{index}", TensorMeta.of(arg)) for index, arg in enumerate(args)]
+    graph.output(REGISTRY[name](*placeholders, **kwargs))
+    return GraphModule(graph)
+
+
+@pytest.mark.parametrize(("name", "args"), [("solve", (SINGULAR, np.ones(2))), ("inv", (SINGULAR,)),
+                                            ("cholesky", (-np.eye(3),)), ("cholesky", (SINGULAR - 3 * np.eye(2),))])
+def test_what_the_values_decide_raises_linalg_error_when_the_graph_runs(name, args):
+    module = graph_of(name, *args)  # the meta rule sees shapes only: the graph is made
+    with pytest.raises(np.linalg.LinAlgError):
+        getattr(np.linalg, name)(*args)
+    with pytest.raises(np.linalg.LinAlgError):
+        module(*args)
+
+
+def test_the_determinant_of_a_singular_matrix_is_zero_as_in_numpy():
+    assert graph_of("det", SINGULAR)(SINGULAR) == np.linalg.det(SINGULAR) == 0.0
+
+
+COMPLEX_CALLS = [("solve", [conditioned(3, dtype="complex128"), conditioned(3, dtype="complex128")[:, :2].copy()]),
+                 ("solve", [conditioned(2, (2,), dtype="complex128"), np.array([1.0 - 1j, 0.5j])]),
+                 ("inv", [conditioned(3, dtype="complex128")]), ("det", [conditioned(3, (2,), dtype="complex128")]),
+                 ("cholesky", [positive_definite(3, dtype="complex128")])]
+
+
+@pytest.mark.parametrize(("name", "args"), COMPLEX_CALLS, ids=[name for name, _ in COMPLEX_CALLS])
+def test_complex_vjp_matches_finite_differences_in_real_and_imaginary_parts(name, args):
+    entry = REGISTRY[name]
+    out = entry(*args)
+    rng = np.random.default_rng(2)
+    cotangent = rng.uniform(-1, 1, np.shape(out)) + 1j * rng.uniform(-1, 1, np.shape(out))
+    analytic = entry.vjp(cotangent, out, *args)
+    for index in range(len(args)):
+        numeric = complex_numerical_vjp(entry, args, index, cotangent)
+        np.testing.assert_allclose(analytic[index], numeric, rtol=1e-6, atol=1e-7, err_msg=f"argument {index}")
