@@ -26,8 +26,9 @@ NOTE(callback-answers): what the callback answers the hook (docs/frame_hook.md):
   it has entries (they keep serving); a "user_error" break answers None so the original
   code raises the error from the user's line; with `fullgraph=True` every break answers
   guards with a code that raises `pyjit.exc.Unsupported` naming the reason and line;
-* a frame of pyjit, NumPy or the standard library: `SKIP` (their frames are not the
-  user's code, and the graph's own ops call into them).
+* a frame of pyjit, NumPy or the standard library (a namedtuple's methods included,
+  NOTE(skipped-files)): `SKIP` (their frames are not the user's code, and the graph's
+  own ops call into them).
 * a frame whose trace hits the recursion limit (it started near it): None, quietly.
 """
 
@@ -52,7 +53,7 @@ from .guards import changed_dims
 from .interpreter import Tracer
 from .emit import disassembly, prologue, raise_new
 from .output import Output, build
-from .policy import PYJIT_DIR, is_skipped_file
+from .policy import PYJIT_DIR, is_namedtuple_method, is_skipped_file
 from .codemap import CodeMap
 from .resume import build_break, repeats_a_break
 from .verify import verified
@@ -101,7 +102,8 @@ class Converter:
     def __call__(self, frame):
         code = frame.f_code
         try:
-            if code is not self.top_code and is_skipped_file(code.co_filename):
+            if code is not self.top_code and (is_skipped_file(code.co_filename)
+                                              or is_namedtuple_method(frame.f_globals)):
                 return _C.SKIP
             with _lock, trace.frame(code):
                 if not trace.enabled():

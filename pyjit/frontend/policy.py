@@ -8,7 +8,10 @@ package written on registry ops to be captured declares itself with
 like the user's. A class declares how calling its instances and reading attributes its
 instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
 graph input when its class is pyjit's own (`is_pyjit_class`: Tensor,
-pyjit.nn.Parameter); a user's subclass is an object like any other.
+pyjit.nn.Parameter); a user's subclass is an object like any other. The methods
+collections.namedtuple writes (compiled from source, so their file is "<string>", as
+is code a user runs with exec) are the standard library's: their globals name them
+`namedtuple_<typename>` (numpy.linalg.eigh's EighResult is made in a graph's op).
 """
 
 from __future__ import annotations
@@ -32,6 +35,13 @@ _inlined_dirs: tuple[str, ...] = ()
 def is_skipped_file(filename: str) -> bool:
     """Whether frames of `filename` are left alone (NOTE(skipped-files))."""
     return filename.startswith(_SKIPPED_DIRS) or filename.startswith(_SKIPPED_PREFIXES)
+
+
+def is_namedtuple_method(globals_: dict) -> bool:
+    """Whether code with these globals is a method collections.namedtuple wrote
+    (NOTE(skipped-files)); read with dict's own get (NOTE(no-user-code-at-trace))."""
+    name = dict.get(globals_, "__name__")
+    return type(name) is str and name.startswith("namedtuple_")
 
 
 def is_library(filename: str) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import TensorMeta
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
 from .registry import composite, op, primitive
 from .shape_rules import normalize_axis
 
@@ -112,16 +112,13 @@ def rfft(xp, x, n=None, axis=-1, norm=None):
     return xp.fft.rfft(x, n=n, axis=axis, norm=norm)
 
 
-def _interior_weights(kept, size: int):
-    """1 for the first (and, for an even size, the last) of `kept` rfft terms, 2 for the
-    others, which irfft reads twice."""
-    if not isinstance(kept, int) or not isinstance(size, int):
-        raise NotImplementedError("the gradient of irfft needs static sizes")
-    weights = np.full(kept, 2.0)
-    weights[0] = 1.0
-    if size % 2 == 0:
-        weights[-1] = 1.0
-    return weights
+def _doubled_interior(spectrum, axis: int, size):
+    """The rfft terms of a real signal of `size` with the interior ones (all but the
+    first and, for an even size, the last) doubled: irfft reads them twice."""
+    index = positions(spectrum, axis)
+    end = spectrum.shape[axis] - 1 if size % 2 == 0 else spectrum.shape[axis]
+    interior = op.logical_and(op.greater(index, 0), op.less(index, end))
+    return op.where(interior, op.multiply(spectrum, 2.0), spectrum)
 
 
 def _irfft_vjp(grad, out, x, n=None, axis=-1, norm=None):
@@ -130,8 +127,7 @@ def _irfft_vjp(grad, out, x, n=None, axis=-1, norm=None):
     axis = normalize_axis(axis, x.ndim)
     size = out.shape[axis]
     spectrum = op.rfft(grad, axis=axis, norm=_DUAL_NORM[norm])
-    weights = _interior_weights(spectrum.shape[axis], size).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
-    return (_back_to_input(x, op.multiply(spectrum, weights), axis),)
+    return (_back_to_input(x, _doubled_interior(spectrum, axis, size), axis),)
 
 
 @primitive("irfft", category="other", vjp=_irfft_vjp,

@@ -16,8 +16,13 @@ transposes. cholesky reads only the lower triangle of its input (the upper one w
 upper=True), so its gradient is zero on the other triangle, where finite differences
 see no change either.
 
-numpy.linalg's qr, eigh, svd and lstsq return several arrays: a graph call has one
-result, so they are not in the registry (docs/ops.md).
+NOTE(packed-eigh): numpy.linalg.eigh gives two arrays from one LAPACK call, and a graph
+call has one result, so the primitive `eigh_packed` returns them in one array, the
+eigenvalues as its first row and the eigenvectors below (in the eigenvectors' dtype,
+exactly: a real eigenvalue survives the round trip through a complex dtype), and the
+composites `eigh` and `eigvalsh` take them apart with views. numpy.linalg's qr, svd
+and lstsq (whose residuals' shape depends on the rank the values give) are not in
+the registry (docs/ops.md).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import TensorMeta, broadcast_shapes
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
 from .registry import composite, op, primitive
 from .shape_rules import device_of, normalize_axis
 
@@ -141,22 +146,21 @@ def _cholesky_meta(a: TensorMeta, upper=False) -> TensorMeta:
     return TensorMeta(a.shape, probed_dtype(np.linalg.cholesky, a.dtype, upper=upper), a.device)
 
 
-def _lower_mask(size):
-    """1 below the diagonal, 1/2 on it, 0 above (a constant of the graph)."""
-    if not isinstance(size, int):
-        raise NotImplementedError("the gradient of cholesky needs a static matrix size")
-    return np.tril(np.ones((size, size)), -1) + np.eye(size) / 2
+def _folded_onto_lower(x):
+    """x below the diagonal, half of it on the diagonal, zero above."""
+    rows, columns = positions(x, -2), positions(x, -1)
+    halved = op.where(op.equal(rows, columns), op.multiply(x, 0.5), 0)
+    return op.where(op.greater(rows, columns), x, halved)
 
 
 def _lower_cholesky_grad(grad, factor):
     """For a = L L^H read from its lower triangle: with P = Phi(L^H grad) (the lower
     triangle, diagonal halved) and S = L^-H P L^-1, the gradient is S + S^H on the
     strict lower triangle, half of it on the diagonal, zero above."""
-    mask = _lower_mask(factor.shape[-1])
-    phi = op.multiply(op.matmul(adjoint(factor), grad), mask)
+    phi = _folded_onto_lower(op.matmul(adjoint(factor), grad))
     inverse = op.inv(factor)
     s = op.matmul(op.matmul(adjoint(inverse), phi), inverse)
-    return op.multiply(op.add(s, adjoint(s)), mask)
+    return _folded_onto_lower(op.add(s, adjoint(s)))
 
 
 def _cholesky_vjp(grad, out, a, upper=False):
@@ -173,6 +177,65 @@ def cholesky(xp, a, upper=False):
     """numpy.linalg.cholesky: L with a = L L^H (U with a = U^H U when upper=True);
     LinAlgError when a matrix is not positive definite."""
     return xp.linalg.cholesky(a, upper=True) if upper else xp.linalg.cholesky(a)
+
+
+# -- eigh (NOTE(packed-eigh)) ---------------------------------------------------------------
+def _eigh_packed_meta(a: TensorMeta, UPLO="L") -> TensorMeta:
+    check_square(a)
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    dtype = np.linalg.eigh(np.eye(1, dtype=a.dtype))[1].dtype
+    return TensorMeta(a.shape[:-2] + (a.shape[-1] + 1, a.shape[-1]), dtype, a.device)
+
+
+def _unpacked_values(packed):
+    values = op.getitem(packed, (Ellipsis, 0, slice(None)))
+    return op.real(values) if np.dtype(packed.dtype).kind == "c" else values
+
+
+def _unpacked_vectors(packed):
+    return op.getitem(packed, (Ellipsis, slice(1, None), slice(None)))
+
+
+def _eigh_vjp(grad, out, a, UPLO="L"):
+    """PyTorch's: with E_ij = w_j - w_i, gA = V (diag(gw) + skew(V^H gV) / E) V^H (skew:
+    the skew-Hermitian part, off the diagonal), then folded onto the triangle eigh
+    reads, as for cholesky."""
+    if not is_differentiable(a):
+        return (None,)
+    values, vectors = _unpacked_values(out), _unpacked_vectors(out)
+    grad_values, grad_vectors = _unpacked_values(grad), _unpacked_vectors(grad)
+    projected = op.matmul(adjoint(vectors), grad_vectors)
+    on_diagonal = op.equal(positions(projected, -2), positions(projected, -1))
+    skew = op.multiply(op.subtract(projected, adjoint(projected)), 0.5)
+    gaps = op.where(on_diagonal, 1, op.subtract(op.expand_dims(values, -2), op.expand_dims(values, -1)))
+    inner = op.where(on_diagonal, op.expand_dims(grad_values, -2), op.divide(skew, gaps))
+    symmetric = op.matmul(op.matmul(vectors, inner), adjoint(vectors))
+    folded = _folded_onto_lower(op.add(symmetric, adjoint(symmetric)))
+    return (input_grad(a, folded if UPLO == "L" else adjoint(folded)),)
+
+
+@primitive("eigh_packed", category="other", meta=_eigh_packed_meta, vjp=_eigh_vjp)
+def eigh_packed(xp, a, UPLO="L"):
+    """numpy.linalg.eigh's eigenvalues (first row) and eigenvectors (the rows below) in one
+    array (NOTE(packed-eigh))."""
+    values, vectors = xp.linalg.eigh(a, UPLO)
+    return xp.concatenate([xp.expand_dims(values.astype(vectors.dtype), -2), vectors], axis=-2)
+
+
+@composite("eigh")
+def eigh(a, UPLO="L"):
+    """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of Hermitian
+    matrices read from one triangle, as a tuple (NumPy's EighResult is a named tuple)."""
+    packed = op.eigh_packed(a, UPLO)
+    return _unpacked_values(packed), _unpacked_vectors(packed)
+
+
+@composite("eigvalsh")
+def eigvalsh(a, UPLO="L"):
+    """numpy.linalg.eigvalsh, as the eigenvalues eigh gives (NumPy's eigvalsh runs LAPACK
+    without eigenvectors, so the two agree to rounding)."""
+    return _unpacked_values(op.eigh_packed(a, UPLO))
 
 
 # -- norm (a decomposition) ---------------------------------------------------------------

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..graph import TensorMeta
 from .composites import reduced_count
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
+from .reductions import keep_reduced_dims
 from .registry import composite, op, primitive
 from .shape_rules import device_of, normalize_axes, normalize_axis, reduced_shape
 
@@ -274,15 +275,9 @@ def _average_meta(a: TensorMeta, axis=None, weights=None, keepdims=False) -> Ten
     return TensorMeta(shape, dtype, device_of(a, weights))
 
 
-def _expanded(value, a, axis, keepdims):
-    if keepdims:
-        return value
-    return op.reshape(value, reduced_shape(tuple(a.shape), normalize_axes(axis, a.ndim), True))
-
-
 def _average_vjp(grad, out, a, axis=None, weights=None, keepdims=False):
     """avg = sum(a w) / sum(w): grad_a = grad w / sum(w), grad_w = grad (a - avg) / sum(w)."""
-    grad = _expanded(grad, a, axis, keepdims)
+    grad = keep_reduced_dims(grad, a, axis, keepdims)
     if weights is None:
         share = op.divide(grad, reduced_count(a, axis))
         return (input_grad(a, op.broadcast_to(share, a.shape)),)
@@ -292,7 +287,7 @@ def _average_vjp(grad, out, a, axis=None, weights=None, keepdims=False):
     grad_a = input_grad(a, op.broadcast_to(op.multiply(share, view), a.shape)) if is_differentiable(a) else None
     grad_w = None
     if is_differentiable(weights):
-        spread = op.sum_to_shape(op.multiply(share, op.subtract(a, _expanded(out, a, axis, keepdims))),
+        spread = op.sum_to_shape(op.multiply(share, op.subtract(a, keep_reduced_dims(out, a, axis, keepdims))),
                                  tuple(view.shape))
         layout = _weights_layout(a, weights, axis)
         if layout is not None:
@@ -407,13 +402,12 @@ def _bin_positions(a, bins, range):
 
 
 def _histogram_vjp(grad, out, a, bins=10, range=None, density=None, weights=None):
-    """The counts are piecewise constant in a (gradient 0) and, without density, linear
-    in the weights: each weight gets the gradient of its bin."""
+    """The counts are piecewise constant in a (no gradient flows to it) and, without
+    density, linear in the weights: each weight gets the gradient of its bin."""
     if density and range is None and isinstance(bins, (int, np.integer)) and is_differentiable(a):
         raise NotImplementedError("the gradient of a density histogram whose bin width comes from the values")
-    grad_a = op.zeros_like(a) if is_differentiable(a) else None
     if weights is None:
-        return (grad_a,)
+        return (None,)
     grad_w = None
     if is_differentiable(weights):
         if density:
@@ -421,7 +415,7 @@ def _histogram_vjp(grad, out, a, bins=10, range=None, density=None, weights=None
         positions, inside = _bin_positions(a, bins, range)
         grad_w = op.where(inside, op.take(grad, positions), 0)
         grad_w = input_grad(weights, op.reshape(grad_w, tuple(weights.shape)))
-    return grad_a, None, None, None, grad_w
+    return None, None, None, None, grad_w
 
 
 @primitive("histogram_counts", category="other", meta=_histogram_meta, vjp=_histogram_vjp)
@@ -445,12 +439,12 @@ def _bin_edges_vjp(grad, out, a, bins=10, range=None, weights=None):
     gets sum(grad (1 - k / bins)) and max(a) sum(grad k / bins), each shared among the
     elements equal to it."""
     if not isinstance(bins, (int, np.integer)):
-        return (op.zeros_like(a) if is_differentiable(a) else None, input_grad(bins, grad))
+        return None, input_grad(bins, grad)
     if not is_differentiable(a) or range is not None:
-        return (op.zeros_like(a) if is_differentiable(a) else None,)
-    steps = np.arange(int(bins) + 1) / int(bins)
+        return (None,)
+    steps = op.divide(positions(grad, None), int(bins))  # k / bins
     grad_a = None
-    for extreme, share in ((op.min(a), 1 - steps), (op.max(a), steps)):
+    for extreme, share in ((op.min(a), op.subtract(1, steps)), (op.max(a), steps)):
         chosen = op.equal(a, extreme)
         part = op.multiply(op.divide(chosen, op.sum(chosen)), op.sum(op.multiply(grad, share)))
         grad_a = part if grad_a is None else op.add(grad_a, part)

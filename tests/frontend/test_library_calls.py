@@ -30,6 +30,11 @@ def inverse_and_determinant(a):
     return np.linalg.inv(a) @ a, np.linalg.det(a), np.linalg.norm(a), np.linalg.norm(a, 1, axis=0)
 
 
+def eigen(a):
+    values, vectors = np.linalg.eigh(a)
+    return values, np.abs(vectors), np.linalg.eigvalsh(a)
+
+
 def spectrum(x):
     half = np.fft.rfft(x)
     return np.fft.irfft(half * np.conj(half), n=x.shape[0]), np.abs(np.fft.ifft(np.fft.fft(x))), np.fft.fft2(
@@ -75,7 +80,7 @@ def products(a, b):
 
 CASES = {
     "linalg.solve": (solve, (MATRIX, VECTOR)), "linalg.cholesky": (cholesky_solve, (SPD, VECTOR)),
-    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "fft": (spectrum, (SIGNAL,)),
+    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh": (eigen, (SPD,)), "fft": (spectrum, (SIGNAL,)),
     "cov-corrcoef-average": (covariance, (DATA,)), "histogram": (histogram, (SIGNAL,)),
     "nan-reductions": (nan_statistics, (NANS,)), "median-percentile-quantile-ptp": (order_statistics, (DATA,)),
     "diff-count_nonzero": (differences, (DATA,)), "searchsorted-partition": (searching, (DATA,)),

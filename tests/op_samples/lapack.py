@@ -79,3 +79,32 @@ SAMPLES = {
         S(A((3, 4)), axis=(0, 1, 1), **NORM, raises=ValueError), S(A((3, 4)), axis=2, **NORM, raises=AxisError),
     ],
 }
+
+
+def eigh_reference(a, UPLO="L"):
+    return tuple(np.linalg.eigh(a, UPLO))
+
+
+def eigh_packed_reference(a, UPLO="L"):
+    values, vectors = np.linalg.eigh(a, UPLO)
+    return np.concatenate([values.astype(vectors.dtype)[..., None, :], vectors], axis=-2)
+
+
+def eigh_samples(reference):
+    """Symmetric (Hermitian) matrices with distinct eigenvalues, so that the eigenvectors
+    and their derivative are defined."""
+    return [S(positive_definite(3), reference=reference), S(positive_definite(3), "U", reference=reference),
+            S(positive_definite(2, (3,)), reference=reference),
+            S(positive_definite(3, dtype="float32"), reference=reference, rtol=1e-5),
+            S(positive_definite(3, dtype="complex128"), reference=reference),
+            S(positive_definite(3, dtype="complex128"), UPLO="U", reference=reference),
+            S(np.diag([1, 2, 3]).astype(np.int64), reference=reference), S(A((0, 0)), reference=reference),
+            S(A((3, 3)), "X", raises=ValueError, reference=reference),
+            *(S(*row.args, raises=row.raises, reference=reference) for row in square_errors())]
+
+
+SAMPLES.update({"eigh_packed": eigh_samples(eigh_packed_reference), "eigh": eigh_samples(eigh_reference),
+                "eigvalsh": [S(positive_definite(3), reference=np.linalg.eigvalsh, rtol=1e-12),
+                             S(positive_definite(2, (2,), dtype="complex128"), "U", reference=np.linalg.eigvalsh,
+                               rtol=1e-12),
+                             S(A((2, 3)), raises=LinAlgError)]})

@@ -85,7 +85,8 @@ SAMPLES.update({
              S(A((2, 3), layout="F"), A((2, 2), layout="strided"))],
     "cross": [S(A((3,)), A((3,))), S(A((4, 3)), A((3,))), S(A((2, 4, 3)), A((4, 3))), S(A((3, 4)), A((4, 3)), axisa=0),
               S(A((3, 4)), A((3, 4)), axis=0), S(A((2, 3)), A((2, 3)), axisc=0),
-              S(A((2, 3), "float32"), A((3,), "int32", **SMALL_INTS)), S(A((3,), "int64", **SMALL_INTS), A((3,), "int8", **SMALL_INTS)),
+              S(A((2, 3), "float32"), A((3,), "int32", **SMALL_INTS)),
+              S(A((3,), "int64", **SMALL_INTS), A((3,), "int8", **SMALL_INTS)),
               S(A((0, 3)), A((3,))), S(A((4,)), A((3,)), raises=ValueError), S(A((2, 3)), A((3, 3)), raises=ValueError),
               S(A((3,)), A((3,)), axisa=1, raises=np.exceptions.AxisError)],
 })

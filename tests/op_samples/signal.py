@@ -15,7 +15,8 @@ def convolution_samples(zero_d_error=None):
     rows += [S(A((4,)), A((7,)), "same"), S(A((5,)), A((4,)), "same"), S(A((4,)), A((4,)), "valid"),
              S(A((5,), "float32"), A((3,), "float32")), S(A((5,), "int32", -3, 3), A((2,), "int32", -3, 3)),
              S(A((5,)), A((3,), "int8", -3, 3), "same"), S(COMPLEX, A((3,)), "full"), S(A((5,)), COMPLEX, "same"),
-             S(COMPLEX, COMPLEX[::-1].copy(), "valid"), S(np.array(2.0), A((3,)), "full", raises=zero_d_error), S(A((6,)), A((3,)), 2), S(A((6,)), A((3,)), "Same", raises=ValueError),
+             S(COMPLEX, COMPLEX[::-1].copy(), "valid"), S(np.array(2.0), A((3,)), "full", raises=zero_d_error),
+             S(A((6,)), A((3,)), 2), S(A((6,)), A((3,)), "Same", raises=ValueError),
              S(A((6,)), A((3,)), 0), S(A((8,), layout="strided"), A((3,))),
              S(A((0,)), A((3,)), raises=ValueError), S(A((3,)), A((0,)), raises=ValueError),
              S(A((3, 2)), A((3,)), raises=ValueError), S(A((4,)), A((2,)), "bogus", raises=ValueError)]

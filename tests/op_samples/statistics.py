@@ -32,7 +32,8 @@ def nan_samples(extremum=False):
 def order_samples(*q, reference=None):
     """median (no q), quantile and percentile: random floats (no ties, so a derivative)."""
     return [S(A((5,)), *q), S(A((6,)), *q), S(A((3, 4)), *q, axis=1), S(A((3, 4)), *q, axis=0, keepdims=True),
-            S(A((2, 3, 4), "float32"), *q, axis=-1, reference=reference, rtol=1e-6), S(A((7,), "int32", -9, 9), *q), S(A((4, 5), layout="F"), *q, axis=0),
+            S(A((2, 3, 4), "float32"), *q, axis=-1, reference=reference, rtol=1e-6), S(A((7,), "int32", -9, 9), *q),
+            S(A((4, 5), layout="F"), *q, axis=0),
             S(A((3, 5)), *q, keepdims=True), S(A((0, 5)), *q, axis=1), S(A((3, 4)), *q, axis=2, raises=AxisError)]
 
 
@@ -66,12 +67,14 @@ SAMPLES = {
     "nanstd": [*nan_samples(), S(NANS, axis=0, ddof=1)],
     "nanmax": nan_samples(extremum=True), "nanmin": nan_samples(extremum=True),
     "median": [*order_samples(reference=np.median), S(A((5, 3), "float16"), axis=0), S(A((3,), "bool")), S(np.array(2.5))],
-    "quantile": [*order_samples(0.3, reference=np.quantile), *order_samples([0.0, 0.25, 1.0], reference=np.quantile), S(A((6,)), 0.4, method="lower"),
+    "quantile": [*order_samples(0.3, reference=np.quantile), *order_samples([0.0, 0.25, 1.0], reference=np.quantile),
+                 S(A((6,)), 0.4, method="lower"),
                  S(A((6,)), 0.4, method="higher"), S(A((6,)), [0.3, 0.5, 0.7], method="nearest"),
                  S(A((6, 2)), 0.4, axis=0, method="midpoint"), S(A((5,), "int64", -9, 9), 0.4, method="lower"),
                  S(A((5,)), 0.5, method="midpoint"), S(A((5,)), np.float64(0.75)),
                  S(A((5,)), 1.5, raises=ValueError), S(A((5,)), 0.5, method="bogus", raises=ValueError)],
-    "percentile": [*order_samples(30, reference=np.percentile), *order_samples((10, 50, 90), reference=np.percentile), S(A((6,)), 40, method="nearest"),
+    "percentile": [*order_samples(30, reference=np.percentile), *order_samples((10, 50, 90), reference=np.percentile),
+                   S(A((6,)), 40, method="nearest"),
                    S(A((5,)), 101, raises=ValueError)],
     "ptp": [S(A((2, 3))), S(A((2, 3)), axis=1), S(A((2, 3, 4), "float32"), axis=(0, 2), keepdims=True),
             S(A((5,), "int32", -5, 5)), S(A((0, 3)), axis=1), S(A((0, 3)), raises=ValueError),

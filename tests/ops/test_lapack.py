@@ -51,3 +51,23 @@ def test_complex_vjp_matches_finite_differences_in_real_and_imaginary_parts(name
     for index in range(len(args)):
         numeric = complex_numerical_vjp(entry, args, index, cotangent)
         np.testing.assert_allclose(analytic[index], numeric, rtol=1e-6, atol=1e-7, err_msg=f"argument {index}")
+
+
+def test_complex_eigh_vjp_matches_finite_differences_of_a_phase_free_loss():
+    """Complex eigenvectors are defined up to a phase each, so the loss reads them through
+    |v|^2: L = Re(sum(conj(gw) w)) + sum(gv |V|^2), whose gradient with respect to V is
+    2 gv V (PyTorch's convention)."""
+    a = positive_definite(3, dtype="complex128")
+    rng = np.random.default_rng(4)
+    grad_values, grad_squares = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (3, 3))
+    packed = REGISTRY["eigh_packed"](a)
+    grad_packed = np.concatenate([grad_values[None, :].astype(complex), 2 * grad_squares * packed[1:]])
+    (analytic,) = REGISTRY["eigh_packed"].vjp(grad_packed, packed, a)
+
+    def loss_terms(matrix):
+        values, vectors = np.linalg.eigh(matrix)
+        return np.concatenate([values, (np.abs(vectors) ** 2).reshape(-1)])
+
+    cotangent = np.concatenate([grad_values, grad_squares.reshape(-1)])
+    numeric = complex_numerical_vjp(loss_terms, [a], 0, cotangent)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7)
