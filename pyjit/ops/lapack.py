@@ -20,9 +20,9 @@ NOTE(packed-eigh): numpy.linalg.eigh gives two arrays from one LAPACK call, and 
 call has one result, so the primitive `eigh_packed` returns them in one array, the
 eigenvalues as its first row and the eigenvectors below (in the eigenvectors' dtype,
 exactly: a real eigenvalue survives the round trip through a complex dtype), and the
-composites `eigh` and `eigvalsh` take them apart with views. numpy.linalg's qr, svd
-and lstsq (whose residuals' shape depends on the rank the values give) are not in
-the registry (docs/ops.md).
+composites `eigh` and `eigvalsh` take them apart with views; `qr_packed` likewise puts
+Q and R side by side. numpy.linalg's svd, eig, slogdet and lstsq (whose residuals'
+shape depends on the rank the values give) are not in the registry (docs/ops.md).
 """
 
 from __future__ import annotations
@@ -236,6 +236,79 @@ def eigvalsh(a, UPLO="L"):
     """numpy.linalg.eigvalsh, as the eigenvalues eigh gives (NumPy's eigvalsh runs LAPACK
     without eigenvectors, so the two agree to rounding)."""
     return _unpacked_values(op.eigh_packed(a, UPLO))
+
+
+# -- qr (NOTE(packed-eigh): Q and R side by side) -----------------------------------------
+def _qr_sizes(a: TensorMeta, mode: str) -> tuple:
+    """(m, n, p): Q is m x p and R is p x n (p = min(m, n) reduced, m complete)."""
+    m, n = a.shape[-2], a.shape[-1]
+    if not isinstance(m, int) or not isinstance(n, int):
+        raise NotImplementedError("qr needs static matrix sizes")
+    return m, n, (m if mode == "complete" else min(m, n))
+
+
+def _qr_packed_meta(a: TensorMeta, mode="reduced") -> TensorMeta:
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if mode not in ("reduced", "complete"):
+        if mode in ("r", "raw"):
+            raise NotImplementedError(f"qr mode={mode!r} is not packed")
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    m, n, p = _qr_sizes(a, mode)
+    dtype = np.linalg.qr(np.eye(1, dtype=a.dtype), mode)[0].dtype
+    return TensorMeta(a.shape[:-2] + (m, p + n), dtype, a.device)
+
+
+def _unpacked_qr(packed, a, mode):
+    m, n, p = _qr_sizes(a, mode)
+    return (op.getitem(packed, (Ellipsis, slice(None), slice(0, p))),
+            op.getitem(packed, (Ellipsis, slice(0, p), slice(p, p + n))))
+
+
+def _copyltu(x):
+    """The Hermitian matrix with x's strict lower triangle and the real part of its
+    diagonal (LAPACK's R has a real diagonal)."""
+    rows, columns = positions(x, -2), positions(x, -1)
+    lower = op.where(op.greater(rows, columns), x, 0)
+    diagonal = op.where(op.equal(rows, columns), op.real(x) if np.dtype(x.dtype).kind == "c" else x, 0)
+    return op.add(op.add(lower, adjoint(lower)), diagonal)
+
+
+def _qr_vjp(grad, out, a, mode="reduced"):
+    """For m >= n (R square and invertible; PyTorch computes no more): with gR read on
+    R's upper triangle (its other entries are constant zeros) and
+    M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^-H (Walter and Lehmann's formula)."""
+    if not is_differentiable(a):
+        return (None,)
+    m, n, p = _qr_sizes(a, mode)
+    if m < n or p != n:
+        raise NotImplementedError("the gradient of qr is computed for m >= n in reduced mode (as in PyTorch)")
+    q, r = _unpacked_qr(out, a, mode)
+    grad_q, grad_r = _unpacked_qr(grad, a, mode)
+    grad_r = op.where(op.less_equal(positions(grad_r, -2), positions(grad_r, -1)), grad_r, 0)
+    mixed = op.subtract(op.matmul(r, adjoint(grad_r)), op.matmul(adjoint(grad_q), q))
+    left = op.add(grad_q, op.matmul(q, _copyltu(mixed)))
+    return (input_grad(a, op.matmul(left, adjoint(op.inv(r)))),)
+
+
+@primitive("qr_packed", category="other", meta=_qr_packed_meta, vjp=_qr_vjp)
+def qr_packed(xp, a, mode="reduced"):
+    """numpy.linalg.qr's Q and R side by side in one array (R's rows padded with zeros
+    to Q's), from one LAPACK call."""
+    q, r = xp.linalg.qr(a, mode)
+    missing = q.shape[-2] - r.shape[-2]
+    if missing:
+        r = xp.concatenate([r, xp.zeros(r.shape[:-2] + (missing, r.shape[-1]), dtype=r.dtype)], axis=-2)
+    return xp.concatenate([q, r], axis=-1)
+
+
+@composite("qr")
+def qr(a, mode="reduced"):
+    """numpy.linalg.qr in modes reduced and complete, as a tuple (Q, R) (NumPy's QRResult
+    is a named tuple); mode="r" gives R alone, as NumPy does. mode="raw" is not captured."""
+    if mode == "r":
+        return _unpacked_qr(op.qr_packed(a, "reduced"), a, "reduced")[1]
+    return _unpacked_qr(op.qr_packed(a, mode), a, mode)
 
 
 # -- norm (a decomposition) ---------------------------------------------------------------

@@ -108,3 +108,30 @@ SAMPLES.update({"eigh_packed": eigh_samples(eigh_packed_reference), "eigh": eigh
                              S(positive_definite(2, (2,), dtype="complex128"), "U", reference=np.linalg.eigvalsh,
                                rtol=1e-12),
                              S(A((2, 3)), raises=LinAlgError)]})
+
+
+def qr_reference(a, mode="reduced"):
+    result = np.linalg.qr(a, mode)
+    return result if mode == "r" else tuple(result)
+
+
+def qr_packed_reference(a, mode="reduced"):
+    q, r = np.linalg.qr(a, mode)
+    r = np.concatenate([r, np.zeros(r.shape[:-2] + (q.shape[-2] - r.shape[-2], r.shape[-1]), r.dtype)], axis=-2)
+    return np.concatenate([q, r], axis=-1)
+
+
+def qr_samples(reference):
+    """Full-rank matrices, tall and square (the derivative is PyTorch's, for m >= n), and
+    wide ones and complete mode forward only."""
+    rows = [S(A((4, 3)), reference=reference), S(A((3, 3)), reference=reference),
+            S(A((2, 4, 2)), reference=reference), S(A((4, 3), "float32"), reference=reference, rtol=1e-5),
+            S(A((3, 2), "int32", -3, 3), reference=reference), S(A((0, 3)), reference=reference),
+            S(A((3,)), raises=LinAlgError, reference=reference), S(A((3, 3)), "bogus", raises=ValueError,
+                                                                   reference=reference),
+            S(A((2, 2), "float16"), raises=TypeError, reference=reference)]
+    return rows
+
+
+SAMPLES.update({"qr_packed": qr_samples(qr_packed_reference), "qr": [*qr_samples(qr_reference),
+                                                                     S(A((4, 3)), "r", reference=qr_reference)]})
