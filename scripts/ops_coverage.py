@@ -61,12 +61,12 @@ ROUTINES = {
 
 _SHAPE_FROM_VALUES = "the shape of the result depends on the values: a graph break"
 _SEVERAL_RESULTS = ("one LAPACK call gives several arrays, and a graph call has one result "
-                    "(not packed into one yet, as eigh's and qr's are)")
+                    "(not packed into one yet, as eigh's, qr's and svd's are)")
 _PYTHON_INPUT = "reads files, buffers or Python objects: runs in Python"
 WHY_NOT = {
     **dict.fromkeys(["unique", "nonzero", "flatnonzero", "argwhere", "extract", "trim_zeros", "bincount"],
                     _SHAPE_FROM_VALUES),
-    **dict.fromkeys(["linalg.svd", "linalg.eig", "linalg.slogdet"], _SEVERAL_RESULTS),
+    **dict.fromkeys(["linalg.eig", "linalg.slogdet"], _SEVERAL_RESULTS),
     "linalg.lstsq": "the residuals' shape depends on the rank the values give",
     **dict.fromkeys(["frombuffer", "fromfile", "fromfunction", "fromiter", "fromstring", "loadtxt"], _PYTHON_INPUT),
     **dict.fromkeys(["nanargmax", "nanargmin"], "raises ValueError for an all-NaN slice, which the values decide"),

@@ -21,8 +21,9 @@ call has one result, so the primitive `eigh_packed` returns them in one array, t
 eigenvalues as its first row and the eigenvectors below (in the eigenvectors' dtype,
 exactly: a real eigenvalue survives the round trip through a complex dtype), and the
 composites `eigh` and `eigvalsh` take them apart with views; `qr_packed` likewise puts
-Q and R side by side. numpy.linalg's svd, eig, slogdet and lstsq (whose residuals'
-shape depends on the rank the values give) are not in the registry (docs/ops.md).
+Q and R side by side, and `svd_packed` stacks U, the singular values and Vh.
+numpy.linalg's eig, slogdet and lstsq (whose residuals' shape depends on the rank the
+values give) are not in the registry (docs/ops.md).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 from ..graph import TensorMeta, broadcast_shapes
 from .gradients import input_grad, is_differentiable, positions
 from .registry import composite, op, primitive
-from .shape_rules import device_of, normalize_axis
+from .shape_rules import device_of, normalize_axis, reduced_shape
 
 
 def probed_dtype(function, *dtypes, **kwargs) -> np.dtype:
@@ -311,6 +312,95 @@ def qr(a, mode="reduced"):
     return _unpacked_qr(op.qr_packed(a, mode), a, mode)
 
 
+# -- svd (NOTE(packed-eigh): U, S and Vh stacked) --------------------------------------------
+def _svd_sizes(a, full_matrices) -> tuple:
+    """(m, n, k, p, q): U is m x p, S has k, Vh is q x n."""
+    m, n = a.shape[-2], a.shape[-1]
+    if not isinstance(m, int) or not isinstance(n, int):
+        raise NotImplementedError("svd needs static matrix sizes")
+    k = min(m, n)
+    return (m, n, k, m, n) if full_matrices else (m, n, k, k, k)
+
+
+def _svd_packed_meta(a: TensorMeta, full_matrices=True) -> TensorMeta:
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    m, n, k, p, q = _svd_sizes(a, full_matrices)
+    dtype = np.linalg.svd(np.eye(1, dtype=a.dtype))[0].dtype
+    return TensorMeta(a.shape[:-2] + (m + 1 + q, max(p, n)), dtype, a.device)
+
+
+def _unpacked_svd(packed, a, full_matrices):
+    m, n, k, p, q = _svd_sizes(a, full_matrices)
+    values = op.getitem(packed, (Ellipsis, m, slice(0, k)))
+    return (op.getitem(packed, (Ellipsis, slice(0, m), slice(0, p))),
+            op.real(values) if np.dtype(packed.dtype).kind == "c" else values,
+            op.getitem(packed, (Ellipsis, slice(m + 1, m + 1 + q), slice(0, n))))
+
+
+def _svd_vjp(grad, out, a, full_matrices=True):
+    """PyTorch's svd_backward (distinct singular values, full rank): with E_ij = s_j^2 -
+    s_i^2 (1 on the diagonal), core = (skew(U^H gU) s_j + s_i skew(V^H gV)) / E + diag(gS),
+    and for a non-square a the part of gU (gV) outside U's (V's) span."""
+    if not is_differentiable(a):
+        return (None,)
+    m, n, k, p, q = _svd_sizes(a, full_matrices)
+    if full_matrices and m != n:
+        raise NotImplementedError("the gradient of svd with full_matrices=True needs a square matrix "
+                                  "(the extra singular vectors are not unique), as in PyTorch")
+    u, s, vh = _unpacked_svd(out, a, full_matrices)
+    grad_u, grad_s, grad_vh = _unpacked_svd(grad, a, full_matrices)
+    skew_u = op.matmul(adjoint(u), grad_u)
+    skew_u = op.subtract(skew_u, adjoint(skew_u))
+    skew_v = op.matmul(vh, adjoint(grad_vh))
+    skew_v = op.subtract(skew_v, adjoint(skew_v))
+    on_diagonal = op.equal(positions(skew_u, -2), positions(skew_u, -1))
+    squares = op.multiply(s, s)
+    gaps = op.where(on_diagonal, 1, op.subtract(op.expand_dims(squares, -2), op.expand_dims(squares, -1)))
+    mixed = op.add(op.multiply(skew_u, op.expand_dims(s, -2)), op.multiply(op.expand_dims(s, -1), skew_v))
+    core = op.add(op.divide(mixed, gaps), op.where(on_diagonal, op.expand_dims(grad_s, -2), 0))
+    if m > n:
+        scaled = op.divide(grad_u, op.expand_dims(s, -2))
+        outside = op.subtract(scaled, op.matmul(u, op.matmul(adjoint(u), scaled)))
+        return (input_grad(a, op.matmul(op.add(op.matmul(u, core), outside), vh)),)
+    if m < n:
+        scaled = op.divide(grad_vh, op.expand_dims(s, -1))
+        outside = op.subtract(scaled, op.matmul(op.matmul(scaled, adjoint(vh)), vh))
+        return (input_grad(a, op.matmul(u, op.add(op.matmul(core, vh), outside))),)
+    return (input_grad(a, op.matmul(u, op.matmul(core, vh))),)
+
+
+@primitive("svd_packed", category="other", meta=_svd_packed_meta, vjp=_svd_vjp)
+def svd_packed(xp, a, full_matrices=True):
+    """numpy.linalg.svd's U, singular values and Vh stacked in one array (rows of U, one
+    row of values, rows of Vh, each padded with zeros to the widest), from one LAPACK call."""
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    width = max(u.shape[-1], vh.shape[-1])
+
+    def widened(x):
+        missing = width - x.shape[-1]
+        return x if not missing else xp.concatenate([x, xp.zeros(x.shape[:-1] + (missing,), dtype=x.dtype)], -1)
+
+    return xp.concatenate([widened(u), widened(xp.expand_dims(s.astype(u.dtype), -2)), widened(vh)], axis=-2)
+
+
+@composite("svd")
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """numpy.linalg.svd: (U, S, Vh) as a tuple (NumPy's SVDResult is a named tuple), or
+    the singular values alone with compute_uv=False. hermitian=True is not captured."""
+    if hermitian:
+        raise NotImplementedError("svd(hermitian=True) is not captured")
+    if not compute_uv:
+        return _unpacked_svd(op.svd_packed(a, False), a, False)[1]
+    return _unpacked_svd(op.svd_packed(a, full_matrices), a, full_matrices)
+
+
+@composite("svdvals")
+def svdvals(x):
+    """numpy.linalg.svdvals: the singular values, descending."""
+    return _unpacked_svd(op.svd_packed(x, False), x, False)[1]
+
+
 # -- norm (a decomposition) ---------------------------------------------------------------
 def _norm_axes(x, ord, axis) -> tuple[int, ...]:
     """The axes norm reduces, in the order given, with NumPy's checks: one axis is a
@@ -344,10 +434,10 @@ def _vector_norm(magnitude, ord, axes, keepdims):
     return op.power(powered, 1.0 / float(ord))
 
 
-def _matrix_norm(magnitude, ord, axes, keepdims):
-    """NumPy's matrix norms: Frobenius, or the largest (smallest) absolute column sum
-    (ord 1, -1) or row sum (inf, -inf). The spectral and nuclear norms need singular
-    values, which are not in the registry."""
+def _matrix_norm(x, magnitude, ord, axes, keepdims):
+    """NumPy's matrix norms: Frobenius, the largest (smallest) absolute column sum (ord 1,
+    -1) or row sum (inf, -inf), and from the singular values the largest (2), the
+    smallest (-2) or their sum (nuclear)."""
     rows, columns = axes
     if ord in (None, "fro"):
         return op.sqrt(op.sum(op.multiply(magnitude, magnitude), axis=axes, keepdims=keepdims))
@@ -358,8 +448,10 @@ def _matrix_norm(magnitude, ord, axes, keepdims):
         result = extreme(sums, axis=kept, keepdims=True)
         return result if keepdims else op.squeeze(result, axis=axes)
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"norm ord={ord!r} of a matrix needs singular values, which the registry "
-                                  "does not compute")
+        others = [axis for axis in range(x.ndim) if axis not in axes]
+        values = op.svdvals(op.transpose(x, tuple(others) + (rows, columns)))
+        result = {2: op.max, -2: op.min, "nuc": op.sum}[ord](values, axis=-1)
+        return op.reshape(result, reduced_shape(tuple(x.shape), tuple(sorted(axes)), True)) if keepdims else result
     raise ValueError("Invalid norm order for matrices.")
 
 
@@ -374,7 +466,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         x = op.astype(x, np.float64)
     magnitude = op.abs(x)
     if len(axes) == 2 and (axis is not None or ord is not None):
-        return _matrix_norm(magnitude, ord, axes, keepdims)
+        return _matrix_norm(x, magnitude, ord, axes, keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     return _vector_norm(magnitude, ord, axes, keepdims)

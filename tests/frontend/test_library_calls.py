@@ -33,7 +33,8 @@ def inverse_and_determinant(a):
 def eigen(a):
     values, vectors = np.linalg.eigh(a)
     q, r = np.linalg.qr(a[:, :3])
-    return values, np.abs(vectors), np.linalg.eigvalsh(a), q @ r, np.linalg.qr(a, "r")
+    u, s, vh = np.linalg.svd(a[:, :3], full_matrices=False)
+    return values, np.abs(vectors), np.linalg.eigvalsh(a), q @ r, np.linalg.qr(a, "r"), (u * s) @ vh, np.linalg.svdvals(a)
 
 
 def spectrum(x):
@@ -81,7 +82,7 @@ def products(a, b):
 
 CASES = {
     "linalg.solve": (solve, (MATRIX, VECTOR)), "linalg.cholesky": (cholesky_solve, (SPD, VECTOR)),
-    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr": (eigen, (SPD,)), "fft": (spectrum, (SIGNAL,)),
+    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr-svd": (eigen, (SPD,)), "fft": (spectrum, (SIGNAL,)),
     "cov-corrcoef-average": (covariance, (DATA,)), "histogram": (histogram, (SIGNAL,)),
     "nan-reductions": (nan_statistics, (NANS,)), "median-percentile-quantile-ptp": (order_statistics, (DATA,)),
     "diff-count_nonzero": (differences, (DATA,)), "searchsorted-partition": (searching, (DATA,)),

@@ -69,7 +69,9 @@ SAMPLES = {
         S(A((5,)), 1, **NORM), S(A((5,)), np.inf, **NORM), S(A((5,)), -np.inf, **NORM), S(A((5,)), 0, **NORM),
         S(A((5,), low=0.5), 3, **NORM), S(A((5,), low=0.5), -1, **NORM), S(A((5,), low=0.5), 0.5, **NORM),
         S(A((3, 4)), "fro", **NORM), S(A((3, 4)), 1, **NORM), S(A((3, 4)), -1, **NORM),
-        S(A((3, 4)), np.inf, **NORM), S(A((3, 4)), -np.inf, **NORM),
+        S(A((3, 4)), np.inf, **NORM), S(A((3, 4)), -np.inf, **NORM), S(A((3, 4)), 2, **NORM),
+        S(A((2, 3, 4)), -2, axis=(2, 0), **NORM), S(A((3, 4)), "nuc", keepdims=True, **NORM),
+        S(A((3, 3), "complex128"), "nuc", **NORM),
         S(A((2, 3, 4)), axis=1, **NORM), S(A((2, 3, 4)), 1, axis=(2, 0), **NORM),
         S(A((2, 3, 4)), axis=(0, 1), keepdims=True, **NORM), S(A((2, 3)), np.inf, axis=-1, keepdims=True, **NORM),
         S(A((3, 4), layout="strided"), **NORM), S(A((0, 3)), axis=1, **NORM), S(A((0,)), **NORM),
@@ -135,3 +137,37 @@ def qr_samples(reference):
 
 SAMPLES.update({"qr_packed": qr_samples(qr_packed_reference), "qr": [*qr_samples(qr_reference),
                                                                      S(A((4, 3)), "r", reference=qr_reference)]})
+
+
+SVDVALS = dict(reference=np.linalg.svdvals, rtol=1e-12)  # LAPACK without singular vectors: equal to rounding
+
+
+def svd_reference(a, full_matrices=True, compute_uv=True, hermitian=False):
+    result = np.linalg.svd(a, full_matrices, compute_uv, hermitian)
+    return tuple(result) if compute_uv else result
+
+
+def svd_packed_reference(a, full_matrices=True):
+    u, s, vh = np.linalg.svd(a, full_matrices)
+    width = max(u.shape[-1], vh.shape[-1])
+    parts = [u, s.astype(u.dtype)[..., None, :], vh]
+    return np.concatenate([np.concatenate([part, np.zeros(part.shape[:-1] + (width - part.shape[-1],), part.dtype)],
+                                          -1) for part in parts], axis=-2)
+
+
+def svd_samples(reference):
+    """Random matrices (distinct singular values, full rank); the derivative of a
+    non-square matrix's full U or Vh is not defined, so those rows are integer."""
+    return [S(A((4, 3)), False, reference=reference), S(A((3, 4)), False, reference=reference),
+            S(A((3, 3)), reference=reference), S(A((2, 3, 2)), False, reference=reference),
+            S(A((4, 3), "float32"), False, reference=reference, rtol=1e-4),
+            S(A((4, 3), "int32", -3, 3), reference=reference), S(A((2, 4), "int64", -3, 3), True, reference=reference),
+            S(A((3, 2), "complex128"), False, reference=reference), S(A((0, 3)), False, reference=reference),
+            S(A((3,)), raises=LinAlgError, reference=reference),
+            S(A((2, 2), "float16"), raises=TypeError, reference=reference)]
+
+
+SAMPLES.update({"svd_packed": svd_samples(svd_packed_reference),
+                "svd": [*svd_samples(svd_reference), S(A((4, 3)), compute_uv=False, reference=svd_reference)],
+                "svdvals": [S(A((4, 3)), **SVDVALS), S(A((2, 3, 5), "float32"), reference=np.linalg.svdvals, rtol=1e-5),
+                            S(A((3, 3), "complex128"), **SVDVALS), S(A((3,)), raises=LinAlgError)]})

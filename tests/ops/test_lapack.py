@@ -73,3 +73,26 @@ def test_complex_eigh_vjp_matches_finite_differences_of_a_phase_free_loss():
     cotangent = np.concatenate([grad_values, grad_squares.reshape(-1)])
     numeric = complex_numerical_vjp(loss_terms, [a], 0, cotangent)
     np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_complex_svd_vjp_matches_finite_differences_of_a_phase_free_loss(shape):
+    """Singular vectors are defined up to a phase shared by u_i and v_i, so the loss reads
+    them through |.|^2 (gradient 2 g U, as for eigh)."""
+    rng = np.random.default_rng(6)
+    a = rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)
+    packed = REGISTRY["svd_packed"](a, False)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    grad_s, grad_u2, grad_vh2 = rng.uniform(-1, 1, s.shape), rng.uniform(-1, 1, u.shape), rng.uniform(-1, 1, vh.shape)
+    grad_packed = np.zeros_like(packed)
+    m, k = u.shape
+    grad_packed[:m, :k], grad_packed[m, :k], grad_packed[m + 1:, :vh.shape[1]] = 2 * grad_u2 * u, grad_s, 2 * grad_vh2 * vh
+    (analytic,) = REGISTRY["svd_packed"].vjp(grad_packed, packed, a, False)
+
+    def loss_terms(matrix):
+        u, s, vh = np.linalg.svd(matrix, full_matrices=False)
+        return np.concatenate([s, (np.abs(u) ** 2).reshape(-1), (np.abs(vh) ** 2).reshape(-1)])
+
+    cotangent = np.concatenate([grad_s, grad_u2.reshape(-1), grad_vh2.reshape(-1)])
+    numeric = complex_numerical_vjp(loss_terms, [a], 0, cotangent)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7)
