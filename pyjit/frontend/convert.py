@@ -26,8 +26,9 @@ NOTE(callback-answers): what the callback answers the hook (docs/frame_hook.md):
   it has entries (they keep serving); a "user_error" break answers None so the original
   code raises the error from the user's line; with `fullgraph=True` every break answers
   guards with a code that raises `pyjit.exc.Unsupported` naming the reason and line;
-* a frame of pyjit, NumPy or the standard library: `SKIP` (their frames are not the
-  user's code, and the graph's own ops call into them).
+* a frame of pyjit, NumPy or the standard library (a namedtuple's methods included,
+  NOTE(skipped-files)): `SKIP` (their frames are not the user's code, and the graph's
+  own ops call into them).
 * a frame whose trace hits the recursion limit (it started near it): None, quietly.
 * a compile that fails inside pyjit (NOTE(internal-failures)): the guards the trace had
   built with an unchanged copy of the original code.

@@ -13,7 +13,10 @@ registry ops to be captured declares itself with
 like the user's. A class declares how calling its instances and reading attributes its
 instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
 graph input when its class is pyjit's own (`is_pyjit_class`: Tensor,
-pyjit.nn.Parameter); a user's subclass is an object like any other.
+pyjit.nn.Parameter); a user's subclass is an object like any other. The methods
+collections.namedtuple writes (compiled from source, so their file is "<string>", as
+is code a user runs with exec) are the standard library's: their globals name them
+`namedtuple_<typename>` (numpy.linalg.eigh's EighResult is made in a graph's op).
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def code_file(code: types.CodeType, globals_) -> str:
 
 def is_skipped_code(code: types.CodeType, globals_) -> bool:
     """Whether frames of `code` run with `globals_` are left alone (NOTE(skipped-files))."""
+    if is_namedtuple_method(globals_):
+        return True
     module = _module_of(globals_)
     if module is not None and globals_["__name__"].partition(".")[0] in SKIPPED_PACKAGES:
         return True
@@ -75,6 +80,13 @@ def is_skipped_code(code: types.CodeType, globals_) -> bool:
 def is_library_code(code: types.CodeType, globals_) -> bool:
     """Whether a function of `code` and `globals_` runs in Python rather than being inlined."""
     return is_skipped_code(code, globals_) and not code_file(code, globals_).startswith(_inlined_dirs)
+
+
+def is_namedtuple_method(globals_: dict) -> bool:
+    """Whether code with these globals is a method collections.namedtuple wrote
+    (NOTE(skipped-files)); read with dict's own get (NOTE(no-user-code-at-trace))."""
+    name = dict.get(globals_, "__name__")
+    return type(name) is str and name.startswith("namedtuple_")
 
 
 def is_pyjit_class(kind: type) -> bool:

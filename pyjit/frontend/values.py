@@ -43,6 +43,7 @@ import numpy as np
 from ..autograd.methods import NUMPY_ALIASES
 from ..graph import Node
 from ..ops import REGISTRY
+from ..ops.registry import NUMPY_SUBMODULES, numpy_function
 from .breaks import Break
 from .sources import Source
 
@@ -209,6 +210,11 @@ def _numpy_functions() -> dict[int, Any]:
         function = getattr(np, name) if entry is not None else None  # reading some names warns
         if callable(function) and not isinstance(function, type):
             table[id(function)] = (function, entry)
+    for module in NUMPY_SUBMODULES:  # np.linalg.solve, np.fft.rfft (NOTE(numpy-names))
+        for name in dir(module):
+            function = getattr(module, name)
+            if name in REGISTRY and numpy_function(name) is function:
+                table[id(function)] = (function, REGISTRY[name])
     return table
 
 

@@ -2,8 +2,8 @@
 `name`, the name NumPy gives the function where NumPy has one."""
 
 from . import (  # noqa: F401  (each registers its ops)
-    complex_parts, composites, creation, cumulative, diagonals, indexing, linalg, manipulation, pointwise, reductions,
-    sorting, views)
+    complex_parts, composites, creation, cumulative, diagonals, fourier, indexing, lapack, linalg, manipulation,
+    pointwise, reductions, signal, sorting, statistics, views)
 from .registry import CATEGORIES, REGISTRY, Composite, Op
 
 

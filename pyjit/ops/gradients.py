@@ -23,3 +23,10 @@ def input_grad(value, grad):
         return None
     grad = op.sum_to_shape(grad, value.shape)
     return grad if np.dtype(grad.dtype) == np.dtype(value.dtype) else op.astype(grad, value.dtype)
+
+
+def positions(x, axis: int | None):
+    """Each element's index along `axis` (of the flattened x when None), as an array of
+    x's shape made from x: a VJP's masks and weights must be arrays of the graph, since
+    the meta rules take no constant arrays."""
+    return op.subtract(op.cumsum(op.ones_like(x, dtype=np.intp), axis=axis), 1)

@@ -1,4 +1,5 @@
-"""Matrix products: matmul and einsum (primitives), dot and tensordot (decompositions).
+"""Matrix products: matmul and einsum (primitives); dot, tensordot, vdot, inner, kron and
+cross (decompositions).
 
 NOTE(einsum-subset): einsum takes the subscripts-string form only (not the interleaved
 `einsum(op0, sublist0, ...)` form) and no keyword options. Within that form everything
@@ -8,7 +9,7 @@ registry op does, so the meta rule and the VJP raise NotImplementedError for it 
 the frontend leaves such a call out of the graph). A label of size 1 broadcasts against
 the same label of another operand, as in NumPy.
 
-Python scalars given to dot, tensordot and einsum promote like arrays (strongly),
+Python scalars given to dot, tensordot, einsum, vdot, inner and kron promote like arrays (strongly),
 because NumPy converts them with `asarray` first: `np.dot(2.0, float32_array)` is
 float64, unlike `2.0 * float32_array`.
 """
@@ -303,3 +304,63 @@ def _reshaped(x, shape: tuple):
 
 def _size(shape: tuple, axes: list[int]):
     return math.prod((shape[axis] for axis in axes), start=1)
+
+
+# -- vdot, inner, kron, cross --------------------------------------------------------------
+@composite("vdot")
+def vdot(a, b):
+    """numpy.vdot: the dot product of the flattened arrays, the first conjugated."""
+    if isinstance(a, WEAK_SCALAR_TYPES) or isinstance(b, WEAK_SCALAR_TYPES):
+        raise NotImplementedError("vdot of a Python scalar is left to NumPy")
+    flat_a, flat_b = op.reshape(a, (-1,)), op.reshape(b, (-1,))
+    if np.dtype(flat_a.dtype).kind == "c":
+        flat_a = op.conjugate(flat_a)
+    return op.matmul(flat_a, flat_b)
+
+
+@composite("inner")
+def inner(a, b):
+    """numpy.inner: sums over the last axes of both (a product with a scalar)."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return _scalar_product(a, b)
+    return op.tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
+
+
+@composite("kron")
+def kron(a, b):
+    """numpy.kron: every element of a times all of b, as NumPy builds it: both expanded
+    to interleaved axes, multiplied, and reshaped to the products of the sizes."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return _scalar_product(a, b)
+    ndim = max(a.ndim, b.ndim)
+    a_shape = (1,) * (ndim - a.ndim) + tuple(a.shape)
+    b_shape = (1,) * (ndim - b.ndim) + tuple(b.shape)
+    spread_a = op.reshape(a, tuple(size for pair in zip(a_shape, (1,) * ndim) for size in pair))
+    spread_b = op.reshape(b, tuple(size for pair in zip((1,) * ndim, b_shape) for size in pair))
+    return op.reshape(op.multiply(spread_a, spread_b), tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+def _component(x, index: int):
+    return op.getitem(x, (Ellipsis, index))
+
+
+@composite("cross")
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """numpy.cross of 3-vectors along axisa of a and axisb of b (both `axis` when given),
+    the result's vectors along axisc, with NumPy's products in NumPy's order. Arrays
+    of 2-vectors, which NumPy 2 deprecates, are left to NumPy."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = op.moveaxis(a, axisa, -1)
+    b = op.moveaxis(b, axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise NotImplementedError("the cross product of 2-vectors (deprecated by NumPy 2) is left to NumPy")
+    a0, a1, a2 = (_component(a, index) for index in range(3))
+    b0, b1, b2 = (_component(b, index) for index in range(3))
+    parts = [op.subtract(op.multiply(a1, b2), op.multiply(a2, b1)),
+             op.subtract(op.multiply(a2, b0), op.multiply(a0, b2)),
+             op.subtract(op.multiply(a0, b1), op.multiply(a1, b0))]
+    result = op.stack(parts, axis=-1)
+    return op.moveaxis(result, -1, axisc) if result.ndim > 1 else result

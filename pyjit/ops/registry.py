@@ -134,6 +134,26 @@ def composite(name: str):
     return wrap
 
 
+# NOTE(numpy-names): an entry is named as NumPy names its function: `numpy.<name>`, or for
+# numpy.linalg and numpy.fft the name within the submodule (`solve`, `rfft`) when the top
+# level has no function of that name. A submodule function whose name the top level
+# also uses (numpy.linalg.diagonal, whose axes differ from numpy.diagonal's) is not the
+# entry's.
+NUMPY_SUBMODULES = (numpy.linalg, numpy.fft)
+
+
+def numpy_function(name: str) -> Callable | None:
+    """The NumPy function the entry `name` stands for (NOTE(numpy-names)), or None."""
+    found = getattr(numpy, name, None)
+    if callable(found) and not isinstance(found, type):
+        return found
+    for module in NUMPY_SUBMODULES:
+        found = getattr(module, name, None)
+        if callable(found) and not isinstance(found, type):
+            return found
+    return None
+
+
 class _Namespace:
     """`op.mul(...)`: registry entries by name, looked up when called, so VJPs and
     decompositions in one module may use ops another module registers."""

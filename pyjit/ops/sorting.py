@@ -1,10 +1,12 @@
-"""Sorting: sort (the values) and argsort (the order), along one axis or flattened.
+"""Sorting and searching: sort (the values) and argsort (the order), along one axis or
+flattened; partition and argpartition; searchsorted.
 
 Both run NumPy's (or CuPy's) own sort, unfused (category "other"), so `kind`, `stable`,
 the placement of NaNs (last, as NumPy puts them) and the order argsort gives equal
 elements are NumPy's exactly. `kind` and `stable` are checked by NumPy itself on an
 empty array, so a bad one raises what NumPy raises. `order=` (fields of structured
-arrays) is not modelled.
+arrays) is not modelled. partition, argpartition and searchsorted likewise run NumPy's
+(CuPy's) own functions.
 """
 
 from __future__ import annotations
@@ -81,3 +83,79 @@ def argsort(xp, x, axis=-1, kind=None, stable=None):
     """numpy.argsort: the positions that sort `x` along `axis`; with kind="stable" (or
     stable=True) equal elements keep their order."""
     return xp.argsort(x, axis=axis, kind=kind, **_stable_option(stable))
+
+
+# -- partition ----------------------------------------------------------------------------
+def _check_kth(kth, size) -> None:
+    """NumPy's checks of kth against the size of the partitioned axis."""
+    for k in np.atleast_1d(np.asarray(kth)).reshape(-1).tolist():
+        if not isinstance(k, int):
+            raise TypeError("Partition index must be integer")
+        if not -size <= k < size:
+            raise ValueError(f"kth(={k}) out of bounds ({size})")
+
+
+def _partition_meta(x: TensorMeta, kth, axis=-1, kind="introselect") -> TensorMeta:
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    shape = _sorted_shape(x, axis)
+    _check_kth(kth, shape[0] if axis is None else shape[normalize_axis(axis, x.ndim)])
+    return TensorMeta(shape, x.dtype, x.device)
+
+
+def _argpartition_meta(x: TensorMeta, kth, axis=-1, kind="introselect") -> TensorMeta:
+    """A 0-d array is partitioned as one element (NumPy flattens it first)."""
+    meta = _partition_meta(x, kth, None if x.ndim == 0 else axis, kind)
+    return TensorMeta(meta.shape, np.dtype(np.intp), x.device)
+
+
+def _partition_vjp(grad, out, x, kth, axis=-1, kind="introselect"):
+    """partition(x) reads x at the positions argpartition gives (the same selection
+    algorithm on the same values), so the gradient goes back to them (index_add)."""
+    if not is_differentiable(x):
+        return (None,)
+    if axis is None:
+        flat = op.reshape(x, (-1,))
+        scattered = op.index_add(op.zeros_like(flat), (op.argpartition(flat, kth, 0),), grad)
+        return (input_grad(x, op.reshape(scattered, x.shape)),)
+    axis = normalize_axis(axis, x.ndim)
+    moved, grad = op.moveaxis(x, axis, -1), op.moveaxis(grad, axis, -1)
+    index = (*_leading_positions(moved.shape), op.argpartition(moved, kth, -1))
+    scattered = op.index_add(op.zeros_like(moved), index, grad)
+    return (input_grad(x, op.moveaxis(scattered, -1, axis)),)
+
+
+@primitive("partition", category="other", meta=_partition_meta, vjp=_partition_vjp)
+def partition(xp, x, kth, axis=-1, kind="introselect"):
+    """numpy.partition: each kth element where a sort would put it, smaller ones before
+    it and larger ones after, in NumPy's (introselect's) order."""
+    return xp.partition(x, kth, axis=axis, kind=kind)
+
+
+@primitive("argpartition", category="other", meta=_argpartition_meta)
+def argpartition(xp, x, kth, axis=-1, kind="introselect"):
+    """numpy.argpartition: the positions that partition `x` along `axis`."""
+    return xp.argpartition(x, kth, axis=axis, kind=kind)
+
+
+# -- searchsorted -------------------------------------------------------------------------
+def _searchsorted_meta(a: TensorMeta, v, side="left", sorter=None) -> TensorMeta:
+    if a.ndim != 1:
+        raise ValueError("object too deep for desired array" if a.ndim > 1
+                         else "object of too small depth for desired array")
+    if sorter is not None and (sorter.ndim != 1 or sorter.shape[0] != a.shape[0]):
+        raise ValueError("sorter.size must equal a.size")
+    v_dtype = v.dtype if isinstance(v, TensorMeta) else np.asarray(v).dtype
+    np.searchsorted(np.zeros(1, dtype=a.dtype), np.zeros(1, dtype=v_dtype), side=side)  # NumPy's checks
+    shape = v.shape if isinstance(v, TensorMeta) else np.shape(v)
+    devices = {value.device for value in (a, v, sorter) if isinstance(value, TensorMeta)}
+    if len(devices) > 1:
+        raise ValueError(f"arguments are on different devices: {', '.join(sorted(devices))}")
+    return TensorMeta(shape, np.dtype(np.intp), a.device)
+
+
+@primitive("searchsorted", category="other", meta=_searchsorted_meta)
+def searchsorted(xp, a, v, side="left", sorter=None):
+    """numpy.searchsorted: where each v would be inserted into the sorted 1-D `a` to keep
+    it sorted (before equal elements with side="left", after them with "right")."""
+    return xp.searchsorted(a, v, side=side, sorter=sorter)

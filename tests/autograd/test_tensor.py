@@ -185,8 +185,8 @@ def test_numpy_reads_the_array_of_a_tensor():
 
 def test_a_numpy_function_outside_the_registry_raises_a_type_error_naming_it():
     x = leaf([1.0, 2.0])
-    with pytest.raises(TypeError, match="numpy.diff"):
-        np.diff(x)
+    with pytest.raises(TypeError, match="numpy.unique"):
+        np.unique(x)  # its shape depends on the values: never in the registry
     with pytest.raises(TypeError, match="numpy.add.reduce"):
         np.add.reduce(x)
     with pytest.raises(TypeError, match="out"):

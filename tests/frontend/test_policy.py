@@ -128,3 +128,28 @@ def test_a_function_a_library_generates_is_library_code(library):
 
     (reason,) = pyjit.explain(f)(np.ones(3)).break_reasons
     assert "is library code" in reason.explanation and library.__file__ in reason.explanation
+
+
+def test_the_methods_namedtuple_writes_are_the_standard_librarys_though_their_file_is_a_string():
+    import collections
+
+    from pyjit.frontend.policy import is_namedtuple_method
+
+    pair = collections.namedtuple("Pair", "first second")
+    namespace = {}
+    exec("def user(x):\n    return x\n", namespace)  # a user's code run with exec has "<string>" too
+    assert pair.__new__.__code__.co_filename == namespace["user"].__code__.co_filename == "<string>"
+    assert is_namedtuple_method(pair.__new__.__globals__)
+    assert not is_namedtuple_method(namespace["user"].__globals__)
+
+
+def test_a_named_tuple_made_inside_a_graphs_op_is_no_break():
+    """numpy.linalg.eigh returns its EighResult from the op the graph runs: the tuple's
+    __new__ frame is the standard library's, not a frame to capture."""
+    def eigen(a):
+        values, vectors = np.linalg.eigh(a)
+        return values * 2.0
+
+    a = np.diag([1.0, 2.0, 3.0]) + 0.1
+    explanation = pyjit.explain(eigen)(a)
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0), explanation.break_reasons

@@ -46,3 +46,26 @@ def array_leaves(structure):
     elif isinstance(structure, dict):
         for item in structure.values():
             yield from array_leaves(item)
+
+
+def complex_numerical_vjp(function, args: list, index: int, cotangent, step: float = 1e-6):
+    """Central differences of L = Re(sum(conj(cotangent) * function(*args))) in the real
+    and, for a complex input, imaginary part of each element of args[index]: the
+    gradient dL/d(re) + i dL/d(im) that VJPs give under PyTorch's convention for
+    complex values (NOTE(complex-parts) in pyjit/ops/complex_parts.py)."""
+    point = np.asarray(args[index])
+    directions = (1.0, 1j) if point.dtype.kind == "c" else (1.0,)
+    result = np.zeros(point.shape, dtype=point.dtype)
+
+    def loss(value):
+        changed = list(args)
+        changed[index] = value
+        return float(np.sum(np.conj(cotangent) * np.asarray(function(*changed))).real)
+
+    for position in np.ndindex(point.shape):
+        for direction in directions:
+            plus, minus = point.copy(), point.copy()
+            plus[position] += step * direction
+            minus[position] -= step * direction
+            result[position] += (loss(plus) - loss(minus)) / (2 * step) * direction
+    return result

@@ -65,3 +65,28 @@ SAMPLES = {
         S(A((2, 3)), A((3, 2)), axes=1.5, raises=TypeError),
     ],
 }
+
+COMPLEX = np.array([[1.0 + 2.0j, -0.5j, 2.0], [0.5 - 1.0j, 1.5 + 0.5j, -1.0j]])
+SAMPLES.update({
+    "vdot": [S(A((3,)), A((3,)), reference=np.vdot), S(A((2, 3)), A((3, 2)), reference=np.vdot),
+             S(COMPLEX, COMPLEX[::-1].copy(), reference=np.vdot), S(COMPLEX, A((2, 3)), reference=np.vdot),
+             S(A((3,), "float32"), A((3,), "int32", **SMALL_INTS), reference=np.vdot),
+             S(A((4,), "int64", **SMALL_INTS), A((4,), "int64", **SMALL_INTS), reference=np.vdot),
+             S(np.array(1.5), A((1,)), reference=np.vdot), S(A((0,)), A((0,)), reference=np.vdot),
+             S(A((3,)), A((4,)), reference=np.vdot, raises=ValueError)],
+    "inner": [S(A((3,)), A((3,)), reference=np.inner), S(A((2, 3)), A((4, 3)), reference=np.inner),
+              S(A((2, 2, 3)), A((3,)), reference=np.inner), S(A((3,), "float32"), A((2, 3), "float32"), reference=np.inner),
+              S(2.0, A((2, 3)), reference=np.inner), S(np.array(2.0), A((3,), "float32"), reference=np.inner),
+              S(A((2, 3), "int32", **SMALL_INTS), A((3,), "int8", **SMALL_INTS), reference=np.inner),
+              S(A((0, 3)), A((2, 3)), reference=np.inner), S(A((2, 3)), A((3, 2)), reference=np.inner, raises=ValueError)],
+    "kron": [S(A((2, 3)), A((3, 2))), S(A((3,)), A((2,))), S(A((2, 3)), A((2,))), S(A((2,)), A((2, 2, 3))),
+             S(A((2, 2), "float32"), A((2,), "int8", **SMALL_INTS)), S(A((2, 2), "int32", **SMALL_INTS), A((3,), "bool")),
+             S(2.0, A((2, 2), "float32")), S(np.array(2.0), A((3,))), S(A((0, 2)), A((2, 3))),
+             S(A((2, 3), layout="F"), A((2, 2), layout="strided"))],
+    "cross": [S(A((3,)), A((3,))), S(A((4, 3)), A((3,))), S(A((2, 4, 3)), A((4, 3))), S(A((3, 4)), A((4, 3)), axisa=0),
+              S(A((3, 4)), A((3, 4)), axis=0), S(A((2, 3)), A((2, 3)), axisc=0),
+              S(A((2, 3), "float32"), A((3,), "int32", **SMALL_INTS)),
+              S(A((3,), "int64", **SMALL_INTS), A((3,), "int8", **SMALL_INTS)),
+              S(A((0, 3)), A((3,))), S(A((4,)), A((3,)), raises=ValueError), S(A((2, 3)), A((3, 3)), raises=ValueError),
+              S(A((3,)), A((3,)), axisa=1, raises=np.exceptions.AxisError)],
+})

@@ -26,3 +26,24 @@ SAMPLES = {
                 S(np.array([[2.0, NAN, -1.0, 0.0], [NAN, NAN, 3.0, -np.inf]])),
                 S(np.array([[0.5, NAN, 0.5], [NAN, -1.0, NAN]]), axis=1, stable=True)],
 }
+
+
+def partition_samples():
+    """Random floats (no ties, so a derivative); kth one or several, negative; NumPy's errors."""
+    return [S(A((7,)), 3), S(A((3, 5)), 1), S(A((3, 5)), 2, axis=0), S(A((3, 5)), [0, 2, -1]), S(A((3, 5)), 4, None),
+            S(A((2, 3, 4), "float32"), 1, axis=1), S(A((6,), "int32", -9, 9), 2), S(A((5,), "bool"), 1),
+            S(A((4, 6), layout="strided"), 3), S(A((0, 3)), 1), S(A((3, 4), layout="F"), -2, axis=-1),
+            S(A((5,)), 5, raises=ValueError), S(A((5,)), -6, raises=ValueError), S(A((5,)), 1.0, raises=TypeError),
+            S(A((3, 4)), 1, axis=2, raises=AxisError), S(A((5,)), 1, kind="quick", raises=ValueError)]
+
+
+SAMPLES["partition"] = [*partition_samples(), S(np.array(1.0), 0, raises=AxisError)]
+SAMPLES["argpartition"] = [*partition_samples(), S(np.array(1.0), 0)]
+SORTED = np.array([-1.5, -0.5, 0.0, 0.0, 1.0, 2.5])
+SAMPLES["searchsorted"] = [
+    S(SORTED, A((4,))), S(SORTED, A((2, 3)), side="right"), S(SORTED, 0.0), S(SORTED, 0.0, "right"), S(SORTED, [0, 3]),
+    S(SORTED.astype(np.float32), A((3,), "float64")), S(np.array([1, 3, 5]), A((4,), "int32", 0, 7)),
+    S(np.array([2.0, -1.0, 0.5]), A((3,)), sorter=np.array([1, 2, 0])), S(SORTED, A((0,))), S(A((0,)), A((3,))),
+    S(np.array([1.0, 2.0, NAN]), np.array([NAN, 1.5])),
+    S(A((2, 3)), A((2,)), raises=ValueError), S(np.array(1.0), 1.0, raises=ValueError),
+    S(SORTED, A((2,)), side="middle", raises=ValueError), S(SORTED, A((2,)), sorter=np.array([0, 1]), raises=ValueError)]

@@ -1,0 +1,138 @@
+"""NumPy's library functions as users call them (np.linalg.solve, np.fft.rfft, np.cov,
+np.histogram, ...) inside a compiled function: each is one graph with no break
+(NOTE(numpy-names) in pyjit/ops/registry.py maps numpy.linalg's and numpy.fft's names),
+and every backend gives NumPy's results."""
+
+import numpy as np
+import pytest
+
+import pyjit
+
+RNG = np.random.default_rng(21)
+MATRIX = RNG.uniform(-1, 1, (4, 4)) + 4 * np.eye(4)
+SPD = MATRIX @ MATRIX.T
+VECTOR = RNG.uniform(-1, 1, 4)
+SIGNAL = RNG.uniform(-1, 1, 16)
+DATA = RNG.uniform(-1, 1, (3, 10))
+NANS = np.where(RNG.random((3, 5)) < 0.3, np.nan, RNG.uniform(-1, 1, (3, 5)))
+
+
+def solve(a, b):
+    return np.linalg.solve(a, b) * 2.0
+
+
+def cholesky_solve(a, b):
+    lower = np.linalg.cholesky(a)
+    return np.linalg.solve(lower.T, np.linalg.solve(lower, b))
+
+
+def inverse_and_determinant(a):
+    return np.linalg.inv(a) @ a, np.linalg.det(a), np.linalg.norm(a), np.linalg.norm(a, 1, axis=0)
+
+
+def eigen(a):
+    values, vectors = np.linalg.eigh(a)
+    q, r = np.linalg.qr(a[:, :3])
+    u, s, vh = np.linalg.svd(a[:, :3], full_matrices=False)
+    return values, np.abs(vectors), np.linalg.eigvalsh(a), q @ r, np.linalg.qr(a, "r"), (u * s) @ vh, np.linalg.svdvals(a)
+
+
+def spectrum(x):
+    half = np.fft.rfft(x)
+    return np.fft.irfft(half * np.conj(half), n=x.shape[0]), np.abs(np.fft.ifft(np.fft.fft(x))), np.fft.fft2(
+        x.reshape(4, 4))
+
+
+def covariance(x):
+    return np.cov(x), np.corrcoef(x), np.average(x, axis=1, weights=np.abs(x[0]) + 0.5)
+
+
+def histogram(x):
+    counts, edges = np.histogram(x, bins=5, range=(-1.0, 1.0))
+    return counts * 1.0, edges
+
+
+def nan_statistics(x):
+    return np.nansum(x, axis=1), np.nanmean(x), np.nanmax(x, axis=0), np.nanstd(x), np.nanmin(x)
+
+
+def order_statistics(x):
+    return np.median(x, axis=1), np.percentile(x, [10, 90], axis=0), np.quantile(x, 0.25), np.ptp(x, axis=1)
+
+
+def differences(x):
+    return np.diff(x, axis=1), np.diff(x[0], n=2, prepend=0.0), np.count_nonzero(x > 0, axis=1)
+
+
+def searching(x):
+    ordered = np.sort(x[0])
+    return np.searchsorted(ordered, x[1]), np.partition(x[2], 4), np.argmax(x, axis=1)
+
+
+POINTS, VALUES = np.array([-1.0, 0.0, 1.0]), np.array([0.0, 2.0, 1.0])
+
+
+def signals(x):
+    return np.convolve(x, x[:5], mode="same"), np.correlate(x, x[:3]), np.interp(x, POINTS, VALUES)
+
+
+def products(a, b):
+    return np.vdot(a, b), np.inner(a, b), np.kron(a[:2, :2], b[:2, :2]), np.cross(a[:, :3], b[:, :3])
+
+
+CASES = {
+    "linalg.solve": (solve, (MATRIX, VECTOR)), "linalg.cholesky": (cholesky_solve, (SPD, VECTOR)),
+    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr-svd": (eigen, (SPD,)), "fft": (spectrum, (SIGNAL,)),
+    "cov-corrcoef-average": (covariance, (DATA,)), "histogram": (histogram, (SIGNAL,)),
+    "nan-reductions": (nan_statistics, (NANS,)), "median-percentile-quantile-ptp": (order_statistics, (DATA,)),
+    "diff-count_nonzero": (differences, (DATA,)), "searchsorted-partition": (searching, (DATA,)),
+    "convolve-correlate-interp": (signals, (SIGNAL,)), "vdot-inner-kron-cross": (products, (MATRIX, MATRIX.T.copy())),
+}
+
+
+@pytest.mark.parametrize(("fn", "args"), CASES.values(), ids=CASES.keys())
+def test_each_call_is_captured_in_one_graph_without_a_break(fn, args):
+    explanation = pyjit.explain(fn)(*args)
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0), explanation.break_reasons
+
+
+def assert_same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for one, other in zip(got, want):
+            assert_same(one, other)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize(("fn", "args"), CASES.values(), ids=CASES.keys())
+def test_every_backend_gives_numpys_results(jit, backend, fn, args):
+    assert_same(jit(fn, backend=backend)(*args), fn(*args))
+
+
+def test_a_singular_matrix_raises_numpys_linalg_error_from_the_graph(jit):
+    compiled = jit(solve)
+    compiled(MATRIX, VECTOR)
+    with pytest.raises(np.linalg.LinAlgError):
+        compiled(np.ones((4, 4)), VECTOR)
+
+
+def test_a_linalg_function_whose_name_numpy_uses_for_another_is_not_mistaken_for_it(jit):
+    """numpy.linalg.diagonal takes the last two axes, numpy.diagonal the first two."""
+    def diagonal(x):
+        return np.linalg.diagonal(x) + 1.0
+
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(jit(diagonal)(x), diagonal(x))
+
+
+def test_bincount_is_a_break_with_its_reason():
+    def counted(x):
+        return np.bincount(x, minlength=4) * 2
+
+    x = np.array([0, 1, 1, 3])
+    explanation = pyjit.explain(counted)(x)
+    assert explanation.graph_break_count >= 1
