@@ -302,10 +302,13 @@ class _Capturing:
         """The body's graph, compiled; the loop node and its results in the enclosing graph."""
         capture, graph = self.capture, body.graph
         carry_in = [body.lift(start) for _, start, _ in carries]
+        # A carry the body rebinds to an array of the enclosing graph (`u, u_prev = new, u`
+        # passes the iteration's incoming `u` on) ends as that array's placeholder.
+        carry_out = [body.lift(end) if end.graph is body.parent else end for _, _, end in carries]
         invariants = [node for node in body.lifted if body.lifted[node] not in carry_in]
         order = [body.index_node, *carry_in, *(body.lifted[node] for node in invariants)]
         graph.nodes[:len(order)] = order
-        graph.output(tuple(end for _, _, end in carries))
+        graph.output(tuple(carry_out))
         module = GraphModule(graph)
         examples = [self.steps[0], *(_example(node) for node in order[1:])]
         try:

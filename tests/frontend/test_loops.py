@@ -64,6 +64,12 @@ def with_inner_loop(x, T):
     return x
 
 
+def leapfrog(u, u_prev, steps):
+    for t in range(steps):  # u_prev takes the iteration's incoming u: a carry ends as another's start
+        u, u_prev = 2.0 * u - u_prev + 0.1 * np.sin(u), u
+    return u, u_prev
+
+
 def index_after_the_loop(x):
     for i in range(40):
         x = x * 0.5 + 1.0
@@ -79,6 +85,7 @@ PROGRAMS = {
     "accumulator": (accumulate, lambda rng: (rng.random((30, 3)),)),
     "negative_step": (every_other_backwards, lambda rng: (rng.random(61),)),
     "nested": (with_inner_loop, lambda rng: (rng.random(4), 5)),
+    "swapped_carries": (leapfrog, lambda rng: (rng.random(16), rng.random(16), 9)),
     "index_after": (index_after_the_loop, lambda rng: (rng.random(3),)),
 }
 
