@@ -1,5 +1,5 @@
 """numpy.fft: fft, ifft, rfft and irfft as calls into NumPy's (CuPy's) own FFT, and fft2
-as their decomposition.
+and ifft2 as their decompositions.
 
 NOTE(fft-ops): each primitive runs `xp.fft.<name>` unfused (category "other"), so the
 values, the dtype (float32 and float16 inputs give complex64, as in NumPy 2) and the
@@ -137,14 +137,25 @@ def irfft(xp, x, n=None, axis=-1, norm=None):
     return xp.fft.irfft(x, n=n, axis=axis, norm=norm)
 
 
-@composite("fft2")
-def fft2(x, s=None, axes=(-2, -1), norm=None):
-    """numpy.fft.fft2: fft along each of `axes`, the last first, as NumPy's fftn does
+def _along_axes(transform, x, s, axes, norm):
+    """`transform` along each of `axes`, the last first, as NumPy's fftn and ifftn do
     (so the values are NumPy's exactly)."""
     axes = tuple(axes)
     if s is not None and len(s) != len(axes):
         raise ValueError("Shape and axes have different lengths.")
     sizes = (None,) * len(axes) if s is None else tuple(s)
     for axis, size in reversed(list(zip(axes, sizes))):
-        x = op.fft(x, n=size, axis=axis, norm=norm)
+        x = transform(x, n=size, axis=axis, norm=norm)
     return x
+
+
+@composite("fft2")
+def fft2(x, s=None, axes=(-2, -1), norm=None):
+    """numpy.fft.fft2: fft along each of `axes`."""
+    return _along_axes(op.fft, x, s, axes, norm)
+
+
+@composite("ifft2")
+def ifft2(x, s=None, axes=(-2, -1), norm=None):
+    """numpy.fft.ifft2: ifft along each of `axes`."""
+    return _along_axes(op.ifft, x, s, axes, norm)

@@ -1,4 +1,4 @@
-"""Sample rows of numpy.fft's fft, ifft, rfft, irfft and fft2 (pyjit/ops/fourier.py). The
+"""Sample rows of numpy.fft's fft, ifft, rfft, irfft, fft2 and ifft2 (pyjit/ops/fourier.py). The
 derivatives of rows with complex results are checked by tests/ops/test_fourier.py (finite
 differences in the real and imaginary parts)."""
 
@@ -33,4 +33,8 @@ SAMPLES = {
              S(A((4, 6)), s=(3, 8), reference=np.fft.fft2), S(A((3, 4, 5)), axes=(0, 2), norm="ortho", reference=np.fft.fft2),
              S(SPECTRUM, reference=np.fft.fft2), S(A((0, 4)), axes=(1,), reference=np.fft.fft2),
              S(A((4, 6)), s=(3,), reference=np.fft.fft2, raises=ValueError)],
+    "ifft2": [S(A((4, 6)), reference=np.fft.ifft2), S(A((2, 3, 4), "float32"), reference=np.fft.ifft2),
+              S(A((4, 6)), s=(3, 8), reference=np.fft.ifft2), S(A((3, 4, 5)), axes=(0, 2), norm="ortho", reference=np.fft.ifft2),
+              S(SPECTRUM, reference=np.fft.ifft2), S(A((0, 4)), axes=(1,), reference=np.fft.ifft2),
+              S(A((4, 6)), s=(3,), reference=np.fft.ifft2, raises=ValueError)],
 }
