@@ -25,7 +25,7 @@ from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .backward import backward_break
 from .breaks import Break
-from .operators import inplace_binary, ufunc_into
+from .operators import inplace_binary, into, ufunc_into
 from .values import ArrayValue, ConstantValue, SequenceValue, Value, describe, fold, registry_entry
 
 # Parameters that choose how an op works, as opposed to the data it works on.
@@ -54,6 +54,10 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
             return ufunc_into(tracer, entry, function, args, kwargs)
         kwargs.pop("out", None)
         return tracer.call_op(entry, tuple(args), kwargs)
+    out = kwargs.pop("out", None)
+    if not _is_none(out):  # np.clip(x, 0, 1, out=x): the function's result, written into out
+        return into(tracer, out, [*args, *kwargs.values()], lambda: call_numpy(tracer, entry, function, args, kwargs),
+                    f"numpy.{entry.name} out=")
     args, kwargs = _bind(entry, function, *_computed_in_dtype(tracer, entry, function, args, kwargs))
     return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
 

@@ -181,6 +181,24 @@ def test_gradients_of_sorting_scans_repeats_and_diagonals_match_finite_differenc
     assert pyjit.autograd.gradcheck(compiled, (pyjit.tensor(values, requires_grad=True),))
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_functions_out_argument_is_written_and_returned_as_numpy_does(jit, backend):
+    """np.clip is no ufunc: its out= is the function's result written into the array
+    (NOTE(functionalisation)), which the call returns; one graph, no break."""
+    def step(position, velocity):
+        position += velocity
+        clipped = np.clip(position, 0.0, 1.0, out=position)
+        totals = np.sum(np.outer(position, velocity), axis=0, out=np.zeros(position.shape[0]))
+        return clipped, totals
+
+    args = np.linspace(-1.0, 2.0, 7), np.full(7, 0.25)
+    got_args, want_args = [a.copy() for a in args], [a.copy() for a in args]
+    got, want = jit(step, backend=backend)(*got_args), step(*want_args)
+    assert want[0] is want_args[0] and got[0] is got_args[0]
+    assert all(np.array_equal(a, b) for a, b in zip([*got, *got_args], [*want, *want_args]))
+    assert not counters["graph_break"]
+
+
 @pytest.mark.parametrize("fn, reason", [
     (lambda x: x.sort(), "ndarray.sort() changes the array in place, which is not captured"),
     (lambda x: x.view(np.int64), "ndarray.view(dtype or type) reinterprets the array's memory, which is not modelled"),
