@@ -57,7 +57,7 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
     out = kwargs.pop("out", None)
     if not _is_none(out):  # np.clip(x, 0, 1, out=x): the function's result, written into out
         return into(tracer, out, [*args, *kwargs.values()], lambda: call_numpy(tracer, entry, function, args, kwargs),
-                    f"numpy.{entry.name} out=")
+                    entry.name)
     args, kwargs = _bind(entry, function, *_computed_in_dtype(tracer, entry, function, args, kwargs))
     return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
 

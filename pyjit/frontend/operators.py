@@ -73,20 +73,20 @@ def store_array_item(tracer, target: ArrayValue, index: Value, value: Value) -> 
 def ufunc_into(tracer, entry, function: np.ufunc, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """`function(*args, out=target)`: the result, written into `target` (NOTE(functionalisation))."""
     out = args[function.nin] if len(args) > function.nin else kwargs.pop("out")
-    what = f"numpy.{function.__name__} out="
     if len(args) > function.nin + 1 or function.nout != 1:
-        raise Break("unsupported", f"{what} with this out argument")
+        raise Break("unsupported", f"numpy.{function.__name__} with this out argument")
     inputs = args[:function.nin]
-    return into(tracer, out, inputs, lambda: tracer.call_op(entry, tuple(inputs), kwargs), what)
+    return into(tracer, out, inputs, lambda: tracer.call_op(entry, tuple(inputs), kwargs), function.__name__)
 
 
-def into(tracer, out: Value, inputs: list[Value], compute, what: str) -> Value:
-    """The result of `compute()` written into the array `out` (a function's `out=`:
-    NOTE(functionalisation)), which the call returns, as NumPy's does."""
+def into(tracer, out: Value, inputs: list[Value], compute, name: str) -> Value:
+    """The result of `compute()` written into the array `out` (the `out=` of the NumPy
+    function `name`: NOTE(functionalisation)), which the call returns, as NumPy's does."""
     if isinstance(out, SequenceValue) and len(out.items) == 1:
         out = out.items[0]
     if not isinstance(out, ArrayValue) or out.tensor:
-        raise Break("unsupported", f"{what} with this out argument")
+        raise Break("unsupported", f"numpy.{name} with this out argument")
+    what = f"numpy.{name} out="
     functionalise.refuse_update(tracer, out, SequenceValue(tuple, tuple(inputs)), what)
     result = compute()
     functionalise.check_fits(result.node.meta if isinstance(result, ArrayValue) else None, out, what)
