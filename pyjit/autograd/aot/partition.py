@@ -64,6 +64,14 @@ def _default_saved(joint: Joint, backward_side: set[Node]) -> list[Node]:
 # of what the default partitioner saves, reductions and then matmuls become
 # recomputable too (each step recomputes more and saves less), until the cut fits or
 # every category is allowed.
+# NOTE(compared-values): whatever the budget, a value an `equal` reads is never
+# recomputed in the backward. A max or min reduction's backward (the tape's rule: the
+# gradient to the elements equal to the result, split among ties) compares the values
+# the forward reduced with its result; recomputed, they need not have the same bits (a
+# compiled kernel's vector math is within 4 ulp, and which variant runs, vector or
+# scalar, depends on how the compiler vectorizes each loop: NOTE(vector-math-accuracy)
+# in pyjit/codegen/c_renderer.py), and one ulp off, no element equals the maximum and
+# the gradient is lost (fuzzer seed 777874: `np.tanh(x).max()` under inductor).
 RECOMPUTABLE = ("pointwise", "view")
 RELAXED = (("reduction",), ("reduction", "matmul"), ("reduction", "matmul", "other"))
 
@@ -85,7 +93,8 @@ def _cut(joint: Joint, backward_side: set[Node], recomputable: set[str]) -> list
     infinite = 2 * sum(weights.values()) + 1
     for node in candidates:
         capacity[((node, "in"), (node, "out"))] = weights[node]
-        pinned = node.kind == "placeholder" or getattr(node.target, "category", "other") not in recomputable
+        pinned = node.kind == "placeholder" or getattr(node.target, "category", "other") not in recomputable \
+            or any(getattr(user.target, "name", None) == "equal" for user in node.users)  # NOTE(compared-values)
         if pinned:
             capacity[("source", (node, "in"))] = infinite
         for user in node.users:

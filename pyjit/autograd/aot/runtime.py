@@ -293,10 +293,13 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
 # NOTE(aot-node): the one tape node of a compiled graph's call (NOTE(tape-nodes)):
 # kind "aot", named CompiledFunctionBackward as in PyTorch; one output per
 # differentiable output of the graph; one edge per tensor input of the graph, in
-# argument order ((None, 0) for those that do not require grad); `saved_values()` the
-# partition's saved values, each a Saved slot carrying its tensor's version, so release
-# after backward, a second backward and in-place changes give the tape's errors; and
-# `backward_graph`, the GraphModule of the backward, for compiled autograd to inline.
+# argument order ((None, 0) for those that do not require grad, and for those no
+# gradient flows to through the graph: on the tape no node of the graph's ops leads to
+# them, so a leaf's accumulator does not wait for this node, NOTE(tape-order));
+# `saved_values()` the partition's saved values, each a Saved slot carrying its tensor's
+# version, so release after backward, a second backward and in-place changes give the
+# tape's errors; and `backward_graph`, the GraphModule of the backward, for compiled
+# autograd to inline.
 # An output that received no gradient gets zeros (the compiled backward takes every
 # tangent).
 # NOTE(tape-order): the node stands for the tape nodes of the graph's ops, which the tape
@@ -319,7 +322,9 @@ class CompiledFunctionBackward(TapeNode):
     kind = "aot"
 
     def __init__(self, compiled: _Compiled, args: tuple):
-        edges = tuple(arg._gradient_edge() for arg in args if isinstance(arg, Tensor))
+        grads = compiled.joint.grads
+        edges = tuple(arg._gradient_edge() if grads[index] is not None else (None, 0)
+                      for index, arg in enumerate(args) if isinstance(arg, Tensor))
         super().__init__(edges, num_outputs=0)
         self.compiled = compiled
         self.outputs: list[tuple] = []  # (shape, dtype) of each differentiable output

@@ -122,3 +122,19 @@ def test_the_gradient_of_a_matrix_used_transposed_comes_out_row_ordered(partitio
     np.testing.assert_allclose(grads[1], expected[2], rtol=1e-14)
     assert grads[1].flags.c_contiguous and grads[1].base is None
 
+
+
+@pytest.mark.parametrize("memory_budget", [1.0, 0.0])
+def test_min_cut_never_recomputes_what_a_max_compares_with_its_result(memory_budget):
+    """NOTE(compared-values), fuzzer seed 777874 reduced: the max's backward compares
+    tanh(x) with the max; recomputed by another kernel, it may round differently and
+    match no element, so the forward's values are saved."""
+    joint = joint_of(lambda x: ops.add(ops.max(ops.tanh(x)), x), TensorMeta((8,), F64))
+    cut = partition(joint, "min_cut", memory_budget=memory_budget)
+    assert "tanh" not in [node.target.name for node in cut.backward.calls()]
+    assert "tanh" in [node.target.name for node in cut.saved if node.kind == "call"]
+    x = np.linspace(-1.0, 2.0, 8)
+    _, (grad,) = run(cut, [x], [np.ones(8)])
+    expected = np.ones(8)
+    expected[-1] += 8 * (1 - np.tanh(x[-1]) ** 2)
+    np.testing.assert_allclose(grad, expected, rtol=1e-14)

@@ -554,3 +554,25 @@ def test_a_backward_reading_a_modified_input_leaves_the_leaves_as_the_tape_does(
         grads.append(None if x.grad is None else x.grad.numpy())
     np.testing.assert_array_equal(grads[0], np.ones(2))
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "aot_eager_default_partitioner", "inductor"])
+def test_an_input_the_graph_sends_no_gradient_gets_the_tapes_before_an_error(backend):
+    """Fuzzer seed 777824, reduced (NOTE(aot-node)): the graph reads x but sends it no
+    gradient, so on the tape x's accumulator waits for no node of the graph: the add
+    below sends x its gradient before the multiply raises for `a` modified in place."""
+    def f(x, y):
+        return np.where(x > 0.0, y, 0.0) * 2.0
+
+    grads = []
+    for run in (f, pyjit.compile(f, backend=backend)):
+        x, y = leaf([1.0, -2.0]), leaf([3.0, 4.0])
+        a = run(x, y)
+        out = a * a + x
+        a += 1.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+        grads.append((None if x.grad is None else x.grad.numpy(), y.grad))
+    np.testing.assert_array_equal(grads[0][0], np.ones(2))
+    np.testing.assert_array_equal(grads[1][0], grads[0][0])
+    assert grads[0][1] is None and grads[1][1] is None
