@@ -10,7 +10,9 @@ def test_the_quick_run_reports_every_engine_and_min_cut_saves_less(tmp_path, run
     run_quick("training.py", "--json", str(path))
     rows = json.loads(path.read_text())
     for workload in ("MLP", "TransformerBlock"):
-        saved = {row["engine"]: row["saved_bytes"] for row in rows if row["workload"].startswith(workload)}
+        # Torch's rows (when torch is installed) measure no saved bytes: pyjit's rows only.
+        saved = {row["engine"]: row["saved_bytes"] for row in rows
+                 if row["workload"].startswith(workload) and row["engine"].startswith("pyjit")}
         assert saved["pyjit tape"] is None  # the tape has no compiled graph
         assert saved["pyjit inductor (min-cut)"] <= saved["pyjit inductor (default)"]
         assert saved["pyjit aot_eager (min-cut)"] <= saved["pyjit aot_eager (default)"]
