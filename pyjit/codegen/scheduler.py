@@ -34,6 +34,7 @@ from ..graph.node import Node
 from ..ops.formula import Arg, Const
 from ..ops.registry import REGISTRY
 from ..ops.shape_rules import normalize_axes, normalize_axis
+from .c_renderer import VECTOR_MATH
 from .index import Index
 from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, IndexValue, Kernel, Load, Loop, Reduce,
                         Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
@@ -173,6 +174,7 @@ class _Scheduler:
         self.realized: set[Node] = set()
         self.needed: set[Node] = set()  # realized values the glue or a later kernel reads
         self.group_of: dict[Node, _Group] = {}
+        self.kept_apart: set[Node] = set()  # values that end their kernel (NOTE(selected-values))
         self.steps: list = []
         self.kernel_buffers = 0  # buffers named so far (an in-place output drops its own)
 
@@ -183,11 +185,57 @@ class _Scheduler:
         for node in self.graph.nodes:
             if self.kinds[node] == "reduction":
                 self.realized.add(node)
+                self._keep_selected_values(node)
             elif self.kinds[node] in ("eager", "output"):
                 for used in node.inputs():
                     self._materialize(used)
         self._order_steps()
         return self._finish()
+
+    # NOTE(selected-values): max and min select one of their inputs, and programs compare
+    # the result with those inputs (`t == t.max()`). A value of vector math (VECTOR_MATH,
+    # NOTE(vector-math-accuracy)) recomputed in two loops can differ in its last bits
+    # between them (glibc's vector tanh in a vectorized loop, the scalar one in a loop GCC
+    # does not vectorize), and then equals nothing. So such a value that a max or min
+    # reads and something else reads too is written to a buffer by a kernel of its own,
+    # and every reader loads the same bits. Exactly rounded arithmetic (the scaled scores
+    # of attention's softmax) has the same bits in every loop and stays inlined.
+    def _keep_selected_values(self, reduction: Node) -> None:
+        if reduction.target.name not in ("max", "min"):
+            return
+        x, _, _ = reduction_parameters(reduction)
+        while self.kinds[x] == "view":
+            x = x.args[0]
+        if self.kinds[x] == "pointwise" and self._read_elsewhere(x, reduction) and self._uses_vector_math(x):
+            self._materialize(x)
+            self.kept_apart.add(x)
+
+    def _uses_vector_math(self, value: Node) -> bool:
+        """Whether inlining `value` calls a VECTOR_MATH function (views and the pointwise
+        values it inlines included)."""
+        pending, seen = [value], set()
+        while pending:
+            node = pending.pop()
+            while self.kinds[node] == "view":
+                node = node.args[0]
+            if node in seen or self.kinds[node] != "pointwise" or (node in self.realized and node is not value):
+                continue
+            seen.add(node)
+            expression = formula_operand(node, self._probe).value
+            if any(isinstance(part, Call) and part.op in VECTOR_MATH for part in walk_values(expression)):
+                return True
+            pending.extend(formula_operands(node))
+        return False
+
+    def _read_elsewhere(self, value: Node, reader: Node) -> bool:
+        """Whether a node other than `reader` reads `value` (directly or through views)."""
+        pending = [user for user in value.users if user is not reader]
+        while pending:
+            user = pending.pop()
+            if self.kinds[user] != "view":
+                return True
+            pending.extend(later for later in user.users if later is not reader)
+        return False
 
     # -- classification ---------------------------------------------------------------
     def _classify(self, node: Node) -> str:
@@ -211,13 +259,13 @@ class _Scheduler:
 
     def _pointwise_ok(self, node: Node) -> bool:
         check_dtype(node.meta.dtype)
+        return formula_operand(node, self._probe).as_dtype(node.meta.dtype).dtype == node.meta.dtype
 
-        def probe(used: Node) -> Operand:
-            if self.kinds.get(used) == "scalar":
-                return self.scalar_operand(used)
-            return Operand.strong(Load("probe", Index.const(0), check_dtype(used.meta.dtype)))
-
-        return formula_operand(node, probe).as_dtype(node.meta.dtype).dtype == node.meta.dtype
+    def _probe(self, used: Node) -> Operand:
+        """An operand standing for `used` when only a formula's form matters."""
+        if self.kinds.get(used) == "scalar":
+            return self.scalar_operand(used)
+        return Operand.strong(Load("probe", Index.const(0), check_dtype(used.meta.dtype)))
 
     def _reduction_ok(self, node: Node) -> bool:
         if node.target.name not in REDUCTION_KINDS:
@@ -300,6 +348,8 @@ class _Scheduler:
                     if not group.try_add(node):
                         raise AssertionError(f"{node.name} does not fit a group of its own")
                 self.group_of[node] = group
+                if node in self.kept_apart:
+                    group = self._close(group)
         self._close(group)
 
     def _reads_group(self, node: Node, group: _Group) -> bool:

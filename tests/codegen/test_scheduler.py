@@ -43,6 +43,24 @@ def test_softmax_is_one_kernel_with_one_parallel_loop_over_rows_and_no_intermedi
     assert division.value.args[0] == Load("kept0", kept.index, kept.value.dtype)
 
 
+def test_a_value_a_max_selects_from_and_another_reader_compares_is_stored_once():
+    """t == t.max(): every reader loads t's bits from one buffer (NOTE(selected-values));
+    recomputed, glibc's vector tanh in one loop and its scalar tanh in another differ in
+    the last bit and the comparison finds no maximum."""
+    scheduled = plan(lambda x: (lambda t: ops.equal(t, ops.max(t)))(ops.tanh(x)), TensorMeta((17,), np.float64))
+    first, second = scheduled.kernels
+    assert [store.value.op for store in statements(first, Store)] == ["tanh"]
+    (reduce,) = statements(second, Reduce)
+    stored = statements(first, Store)[0].buffer
+    assert reduce.value == Load(stored, reduce.value.index, np.dtype(np.float64))
+    assert not [part for statement in [*statements(second, Reduce), *statements(second, Store)]
+                for part in walk_values(statement.value) if isinstance(part, Call) and part.op == "tanh"]
+    # a value only the max reads stays inlined
+    (kernel,) = plan(lambda x: ops.max(ops.tanh(x)), TensorMeta((17,), np.float64)).kernels
+    (reduce,) = statements(kernel, Reduce)
+    assert reduce.value.op == "tanh"
+
+
 def test_cheap_values_and_long_rows_are_recomputed_not_kept():
     (kernel,) = plan(lambda x: ops.layer_norm(x, (32,)), TensorMeta((8, 32), F32)).kernels
     assert not [s for s in kernel.body[0].body if type(s).__name__ == "Scratch"]  # x - mean: a subtraction
