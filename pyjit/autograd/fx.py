@@ -10,7 +10,7 @@ import numpy as np
 
 from ..graph import GraphModule
 from .tensor import Tensor
-from .tracing import Tracer, TracedArray
+from .tracing import TapeTracer, TracedArray
 
 
 def make_fx(fn, tracing_mode: str = "real"):
@@ -26,11 +26,11 @@ def make_fx(fn, tracing_mode: str = "real"):
     pyjit/graph/symbolic.py. Without data, a Python decision on a value raises
     pyjit.exc.DataDependentError naming the line.
     """
-    Tracer(tracing_mode)  # an unknown mode fails here, not at the first call
+    TapeTracer(tracing_mode)  # an unknown mode fails here, not at the first call
 
     @functools.wraps(fn)
     def trace(*args) -> GraphModule:
-        tracer = Tracer(tracing_mode)
+        tracer = TapeTracer(tracing_mode)
         leaves, spec = _flatten(args)
         names = _leaf_names(spec, _input_names(fn, len(args)))
         traced = [_traced_input(tracer, name, leaf) if isinstance(leaf, Tensor) else _passed_through(name, leaf)
@@ -143,7 +143,7 @@ def _input_names(fn, count: int) -> list[str]:
     return names + [f"arg{index}" for index in range(len(names), count)]
 
 
-def _traced_input(tracer: Tracer, name: str, arg: Tensor) -> Tensor:
+def _traced_input(tracer: TapeTracer, name: str, arg: Tensor) -> Tensor:
     tensor = Tensor(tracer.placeholder(name, arg.array))
     tensor.requires_grad = arg.requires_grad
     return tensor
@@ -157,7 +157,7 @@ def _passed_through(name: str, leaf):
     return leaf
 
 
-def _check_inputs_unmodified(tracer: Tracer, inputs: list[Tensor]) -> None:
+def _check_inputs_unmodified(tracer: TapeTracer, inputs: list[Tensor]) -> None:
     """The graph is functional: an input `fn` updated in place would not be updated by it."""
     for tensor, placeholder, node in zip(inputs, tracer.placeholders, tracer.graph.placeholders):
         if placeholder.node is not node or tensor.array is not placeholder:
@@ -165,7 +165,7 @@ def _check_inputs_unmodified(tracer: Tracer, inputs: list[Tensor]) -> None:
                                       f"(its graph is functional and would not): return the new value instead")
 
 
-def _output(tracer: Tracer, value):
+def _output(tracer: TapeTracer, value):
     """What the graph returns: the pytree `fn` returned, traced tensors as their nodes,
     other arrays as constants, other leaves as they are (NOTE(make-fx-pytrees))."""
     if isinstance(value, Tensor):

@@ -11,7 +11,7 @@ their saved arrays with registry ops (NOTE(tape-nodes)), a `backward()` or
 joint forward-and-backward graph, flat, of registry primitives.
 
 The few array-module calls the tape makes on arrays itself (`.grad` accumulation,
-in-place updates, `copyto`) go to the `Tracer`, which `array_module` returns for a
+in-place updates, `copyto`) go to the `TapeTracer`, which `array_module` returns for a
 traced array: each records the functional op and rebinds the TracedArray to its result,
 so the graph stays functional while the Python object keeps its identity. A view would
 not see such an update, where NumPy's would: an in-place update of a traced array that
@@ -53,7 +53,7 @@ class TracedArray:
 
     __slots__ = ("tracer", "node", "value", "base", "views", "__weakref__")
 
-    def __init__(self, tracer: Tracer, node: Node, value=None):
+    def __init__(self, tracer: TapeTracer, node: Node, value=None):
         self.tracer, self.node, self.value = tracer, node, value
         self.base: TracedArray | None = None  # the array a view op took this from
         self.views: list[weakref.ref] = []
@@ -151,9 +151,10 @@ class TracedArray:
         return f"TracedArray(%{self.node.name}: {self.node.meta})"
 
 
-class Tracer:
-    """One make_fx trace: its graph and mode; also the array module of its traced
-    arrays (the calls NOTE(make-fx) lists), each recorded with registry ops."""
+class TapeTracer:
+    """One trace of what the tape runs (make_fx's; compiled autograd's, in fake mode):
+    its graph and mode; also the array module of its traced arrays (the calls
+    NOTE(make-fx) lists), each recorded with registry ops."""
 
     def __init__(self, mode: str):
         if mode not in MODES:

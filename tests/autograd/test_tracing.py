@@ -6,12 +6,12 @@ import pytest
 
 import pyjit
 from pyjit.autograd.device import array_module, device_of
-from pyjit.autograd.tracing import Tracer, TracedArray
+from pyjit.autograd.tracing import TapeTracer, TracedArray
 from pyjit.exc import DataDependentError
 
 
 def traced(mode="real", values=(1.0, 2.0, 3.0)):
-    tracer = Tracer(mode)
+    tracer = TapeTracer(mode)
     return tracer, tracer.placeholder("x", np.asarray(values))
 
 

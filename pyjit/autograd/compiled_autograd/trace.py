@@ -1,7 +1,7 @@
 """Tracing a walked autograd graph into one GraphModule (NOTE(compiled-autograd)).
 
 NOTE(compiled-autograd-trace): the walk (NOTE(autograd-walk)) is replayed as the tape
-would run it, on traced arrays of a make_fx Tracer in "fake" mode (tracing.py,
+would run it, on traced arrays of a `TapeTracer` in "fake" mode (tracing.py,
 NOTE(make-fx)): no value is computed and no hook runs while tracing, each registry op
 a backward calls records itself. The graph's inputs are `hooks` (the walk's hooks, a
 tuple), `nodes` (the walk's nodes, for opaque calls) — each dropped when unused — and
@@ -52,7 +52,7 @@ from ..aot import CompiledFunctionBackward
 from ..function import FunctionCtx
 from ..nodes import AccumulateGrad, OpNode, Saved, UnusableValue, _at_path
 from ..tensor import RetainGrad, Tensor
-from ..tracing import TracedArray, Tracer
+from ..tracing import TapeTracer, TracedArray
 from .capture import NodeCall, Walk
 
 _verbose_log = logs.get_logger("compiled_autograd_verbose")
@@ -93,7 +93,7 @@ class GradientsChanged(Exception):
 class _Tracing:
     def __init__(self, walk: Walk, dynamic: set, absent: dict):
         self.walk, self.absent = walk, absent
-        self.tracer = Tracer("fake")
+        self.tracer = TapeTracer("fake")
         self.graph = graph = self.tracer.graph
         graph.name = "compiled_autograd"
         self.hooks_input = graph.placeholder("hooks", tuple)
