@@ -7,11 +7,11 @@ from .finite_differences import GradcheckError, gradcheck
 from .function import Function, FunctionCtx
 from .fx import make_fx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .nodes import AccumulateGrad, Node, OpNode
+from .nodes import AccumulateGrad, BackwardNode, OpNode
 from .random import manual_seed
 from .tensor import Tensor, allclose
 
-__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "GradcheckError", "Node", "OpNode", "Tensor", "allclose",
-           "arange", "as_tensor", "backward", "enable_grad", "from_numpy", "grad", "gradcheck", "graph_nodes",
-           "is_grad_enabled", "make_fx", "manual_seed", "no_grad", "ones", "rand", "randn", "random", "set_grad_enabled",
-           "tensor", "zeros"]
+__all__ = ["AccumulateGrad", "BackwardNode", "Function", "FunctionCtx", "GradcheckError", "OpNode", "Tensor",
+           "allclose", "arange", "as_tensor", "backward", "enable_grad", "from_numpy", "grad", "gradcheck",
+           "graph_nodes", "is_grad_enabled", "make_fx", "manual_seed", "no_grad", "ones", "rand", "randn", "random",
+           "set_grad_enabled", "tensor", "zeros"]

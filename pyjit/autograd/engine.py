@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ops import REGISTRY
 from .grad_mode import no_grad
-from .nodes import AccumulateGrad, Node, PartialBackward, tensor_type
+from .nodes import AccumulateGrad, BackwardNode, PartialBackward, tensor_type
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
@@ -115,14 +115,14 @@ def _root_gradient(tensor, gradient, index: int):
     return array
 
 
-def graph_nodes(*tensors) -> list[Node]:
+def graph_nodes(*tensors) -> list[BackwardNode]:
     """The nodes behind `tensors`, in the order backward would run them (each after
     every node that sends it a gradient): the tape as compiled autograd sees it."""
     roots = [tensor._gradient_edge()[0] for tensor in tensors]
     return run_order([root for root in roots if root is not None])
 
 
-def run_order(roots: list[Node], needed: set[Node] | None = None) -> list[Node]:
+def run_order(roots: list[BackwardNode], needed: set[BackwardNode] | None = None) -> list[BackwardNode]:
     """The nodes reachable from `roots` (only those in `needed`, when given) in the order
     `run` visits them: each after every node that sends it a gradient, then by _Ready."""
     dependencies = _count_dependencies(roots)
@@ -142,20 +142,20 @@ def run_order(roots: list[Node], needed: set[Node] | None = None) -> list[Node]:
     return order
 
 
-def nodes_reaching(inputs: Sequence[tuple[Node, int]], roots) -> set[Node]:
+def nodes_reaching(inputs: Sequence[tuple[BackwardNode, int]], roots) -> set[BackwardNode]:
     """The nodes grad() runs: those reachable from `roots` from which an input's node can be reached."""
     return _nodes_reaching({node for node, _ in inputs if node is not None}, roots)
 
 
-def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: bool = False,
-        inputs: Sequence[tuple[Node, int]] | None = None) -> list | None:
+def run(roots: Sequence[tuple[BackwardNode, int]], grads: Sequence, *, retain_graph: bool = False,
+        inputs: Sequence[tuple[BackwardNode, int]] | None = None) -> list | None:
     """The reverse pass (NOTE(engine)); with `inputs`, the gradients that reach those
     edges (None where none does), and no `.grad` is touched."""
     dependencies = _count_dependencies([node for node, _ in roots])
     needed = None if inputs is None else nodes_reaching(inputs, roots)
-    captured: dict[tuple[Node, int], object] = {}
+    captured: dict[tuple[BackwardNode, int], object] = {}
     wanted = set() if inputs is None else set(inputs)
-    buffers: dict[Node, list] = {}
+    buffers: dict[BackwardNode, list] = {}
     ready = _Ready()
     for (node, output_nr), gradient in zip(roots, grads):
         deliver(buffers, node, output_nr, gradient)
@@ -187,7 +187,8 @@ def run(roots: Sequence[tuple[Node, int]], grads: Sequence, *, retain_graph: boo
     return [captured.get(edge) for edge in inputs]
 
 
-def _accumulate_before_error(node: Node, grads: list, buffers: dict, dependencies: dict, retain_graph: bool) -> None:
+def _accumulate_before_error(node: BackwardNode, grads: list, buffers: dict, dependencies: dict,
+                             retain_graph: bool) -> None:
     """What the tape does before it raises partway through the nodes `node` stands for
     (PartialBackward): the leaves' accumulators those nodes made ready run, as they run
     before any other node."""
@@ -200,7 +201,7 @@ def _accumulate_before_error(node: Node, grads: list, buffers: dict, dependencie
             _run_node(child, _run_pre_hooks(child, buffers.pop(child)), None, retain_graph)
 
 
-def _run_node(node: Node, buffer: list, needed: set | None, retain_graph: bool) -> list:
+def _run_node(node: BackwardNode, buffer: list, needed: set | None, retain_graph: bool) -> list:
     """The gradients `node` sends on: none when none arrived, when it is an
     accumulator of grad() (which captures instead), or when nothing needed lies past it."""
     nothing = [None] * len(node.next_functions)
@@ -217,9 +218,9 @@ def _run_node(node: Node, buffer: list, needed: set | None, retain_graph: bool) 
     return out_grads
 
 
-def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
+def _count_dependencies(roots: list[BackwardNode]) -> dict[BackwardNode, int]:
     """For every node reachable from `roots`, how many edges lead into it."""
-    dependencies: dict[Node, int] = {}
+    dependencies: dict[BackwardNode, int] = {}
     seen = set(roots)
     stack = list(seen)
     while stack:
@@ -234,10 +235,10 @@ def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
     return dependencies
 
 
-def _nodes_reaching(targets: set[Node], roots) -> set[Node]:
+def _nodes_reaching(targets: set[BackwardNode], roots) -> set[BackwardNode]:
     """The nodes reachable from `roots` from which some target can be reached."""
     order = []  # depth-first post-order: children before parents
-    seen: set[Node] = set()
+    seen: set[BackwardNode] = set()
     for root, _ in roots:
         if root in seen:
             continue
@@ -252,14 +253,14 @@ def _nodes_reaching(targets: set[Node], roots) -> set[Node]:
                     break
             else:
                 order.append(stack.pop()[0])
-    needed: set[Node] = set()
+    needed: set[BackwardNode] = set()
     for node in order:
         if node in targets or any(child in needed for child, _ in node.next_functions):
             needed.add(node)
     return needed
 
 
-def deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
+def deliver(buffers: dict, node: BackwardNode, output_nr: int, gradient) -> None:
     """Add `gradient` into `node`'s buffer at `output_nr` (the buffer is made even for None)."""
     buffer = buffers.get(node)
     if buffer is None:
@@ -269,7 +270,7 @@ def deliver(buffers: dict, node: Node, output_nr: int, gradient) -> None:
     buffer[output_nr] = gradient if buffer[output_nr] is None else buffer[output_nr] + gradient
 
 
-def _run_pre_hooks(node: Node, buffer: list) -> list:
+def _run_pre_hooks(node: BackwardNode, buffer: list) -> list:
     """Each tensor hook on the gradient of its output; a value it returns replaces it."""
     for output_nr, hook in list(node.pre_hooks.values()):
         if buffer[output_nr] is not None:
@@ -317,10 +318,10 @@ class _Ready:
         self._heap: list = []
         self._pushed = itertools.count()  # ties (accumulators) in the order they became ready
 
-    def push(self, node: Node) -> None:
+    def push(self, node: BackwardNode) -> None:
         heapq.heappush(self._heap, (-node.sequence_nr, next(self._pushed), node))
 
-    def pop(self) -> Node:
+    def pop(self) -> BackwardNode:
         return heapq.heappop(self._heap)[2]
 
     def __bool__(self) -> bool:

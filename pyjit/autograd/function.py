@@ -28,11 +28,11 @@ import numpy as np
 
 from ..ops import REGISTRY
 from .grad_mode import is_grad_enabled, no_grad
-from .nodes import Node, Saved, UnusableValue
+from .nodes import BackwardNode, Saved, UnusableValue
 from .tensor import Tensor, as_array
 
 
-class FunctionCtx(Node):
+class FunctionCtx(BackwardNode):
     """The context of one Function.apply, and the node of its backward."""
 
     kind = "function"

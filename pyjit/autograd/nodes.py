@@ -177,8 +177,9 @@ class UnusableValue:
         raise RuntimeError(self.message)
 
 
-class Node:
-    """A node of the tape (NOTE(tape-nodes))."""
+class BackwardNode:
+    """A node of the tape, what a tensor's `grad_fn` is (NOTE(tape-nodes)); the graph
+    IR's nodes are `pyjit.graph.Node`."""
 
     kind = ""
 
@@ -237,7 +238,7 @@ class Node:
         return f"<{self.name()} ({self.kind}){', saved: ' + saved if saved else ''}>"
 
 
-class OpNode(Node):
+class OpNode(BackwardNode):
     """The backward of one call of a registry primitive: `op.vjp(grad, out, *args, **kwargs)`.
 
     `paths[i]` says where input tensor i sat in the call: (position, None) for a
@@ -280,7 +281,7 @@ class OpNode(Node):
                     item.release()
 
 
-class AccumulateGrad(Node):
+class AccumulateGrad(BackwardNode):
     """A leaf's node: the gradient arriving here is added to the leaf's `.grad`; the
     leaf's tensor hooks run first (they are its pre_hooks)."""
 

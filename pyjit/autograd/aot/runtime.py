@@ -28,9 +28,8 @@ from ...graph import GraphModule, Node
 from ...utils import capture_disabled, counters
 from ..device import array_module
 from ..grad_mode import is_grad_enabled
-from ..nodes import Node as TapeNode
-from ..nodes import (FREED_MESSAGE, AccumulateGrad, PartialBackward, Saved, UnusableValue, backward_name,
-                     modified_message)
+from ..nodes import (FREED_MESSAGE, AccumulateGrad, BackwardNode, PartialBackward, Saved, UnusableValue,
+                     backward_name, modified_message)
 from ..tensor import Tensor, _new
 from .joint import JointUnsupported, build_joint, requiring_grad
 from .partition import extract, partition, saved_bytes
@@ -318,7 +317,7 @@ def tensor_outputs(graph, examples, values) -> list[bool]:
 #     their accumulators before raising the tape's error. Where the ops above read
 #     saved values, nothing reaches the leaves (the error is the tape's, `.grad` may
 #     differ from the tape's partial sums).
-class CompiledFunctionBackward(TapeNode):
+class CompiledFunctionBackward(BackwardNode):
     kind = "aot"
 
     def __init__(self, compiled: _Compiled, args: tuple):
