@@ -124,6 +124,22 @@ def test_checker_catches(path, source):
     assert problem.startswith(path)
 
 
+def test_nn_does_not_import_the_frontend():
+    """nn declares how the frontend inlines it (NOTE(inline-declarations) in
+    pyjit/frontend/policy.py), so of pyjit's layers it imports only graph, ops and
+    autograd (and optim, its neighbour): no compiler layer."""
+    known = {"graph", "ops", "autograd", "nn", "optim"}
+    problems = []
+    for path in sorted((PACKAGE_ROOT / "nn").rglob("*.py")):
+        relative = path.relative_to(PACKAGE_ROOT.parent).as_posix()
+        module, is_package = module_name(relative)
+        tree = ast.parse(path.read_text(encoding="utf-8"), relative)
+        problems += [f"{relative}:{line}: nn imports {dotted}"
+                     for line, dotted in imported_modules(tree, module, is_package)
+                     if subpackage_of(dotted) not in known | {None}]
+    assert problems == []
+
+
 # -- import circles ---------------------------------------------------------------------------
 def import_edges(relative_path: str, source: str, modules: set[str]) -> set[str]:
     """The modules among `modules` that the module at `relative_path` imports, at any

@@ -66,7 +66,8 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
 
 
 def _declared_call(fn: Value) -> str | None:
-    """The method `inline_protocol` says a call of `fn`, an instance, runs."""
+    """The method a call of `fn`, an instance, runs as its class declares
+    (NOTE(inline-declarations))."""
     if not isinstance(fn, ObjectValue) or fn.source is None:
         return None
     kind = type(fn.value)

@@ -22,11 +22,10 @@ files (the standard library, NumPy, pyjit itself, NOTE(skipped-files) in policy.
 not inlined, except pyjit.nn's, which are written on registry ops to be captured; generators,
 coroutines, recursion and `**kwargs` callees are not inlined either.
 
-A class may declare how calling its instances and reading missing attributes work,
-with `inline_protocol(call=..., attribute_dicts=...)` (policy.py): pyjit.nn.Module's `__call__`
-is `forward`, and attributes missing from an instance are read from its `_parameters`,
-`_buffers` and `_modules` (read through item sources, so no `__getattr__` runs on a
-guard check).
+A class may declare how calling its instances and reading missing attributes work
+(NOTE(inline-declarations) in policy.py): pyjit.nn.Module's `__call__` is `forward`,
+and attributes missing from an instance are read from its `_parameters`, `_buffers` and
+`_modules` (read through item sources, so no `__getattr__` runs on a guard check).
 """
 
 from __future__ import annotations

@@ -8,15 +8,27 @@ whose file name is `<string>`) belongs to the module whose globals it runs with
 (`is_skipped_code`), so a library's is the library's; other code is judged by its file
 (a test suite run from a copy of the standard library's source is the user's), and
 the packages of SKIPPED_PACKAGES by their module's name. A package written on
-registry ops to be captured declares itself with
-`inline_package(its __init__ file)` (pyjit.nn does), and its functions are inlined
-like the user's. A class declares how calling its instances and reading attributes its
-instances lack work with `inline_protocol(...)` (pyjit.nn.Module does). A Tensor is a
-graph input when its class is pyjit's own (`is_pyjit_class`: Tensor,
+registry ops to be captured says so itself, and a class says how calling its instances
+and reading attributes they lack work (NOTE(inline-declarations)). A Tensor is a graph
+input when its class is pyjit's own (`is_pyjit_class`: Tensor,
 pyjit.nn.Parameter); a user's subclass is an object like any other. The methods
 collections.namedtuple writes (compiled from source, so their file is "<string>", as
 is code a user runs with exec) are the standard library's: their globals name them
 `namedtuple_<typename>` (numpy.linalg.eigh's EighResult is made in a graph's op).
+
+NOTE(inline-declarations): what the frontend inlines of pyjit's later layers is declared
+by those layers with attributes this module reads, so they never import the frontend
+(pyjit.nn knows only the ops and the tape; tests/test_layers.py checks it):
+  * a package sets `__pyjit_inline__ = True` in its `__init__.py` (pyjit.nn does): the
+    functions of its modules, found by their module's name, are inlined like the user's
+    though their files are skipped;
+  * a class sets `__pyjit_inline_protocol__ = {"call": ..., "attribute_dicts": (...)}`
+    (pyjit.nn.Module does): a call of an instance runs `instance.<call>(...)`, bypassing
+    `__call__`, and an attribute missing from an instance is `instance.<dict>[name]` for
+    the first of `attribute_dicts` holding it. Subclasses keep the protocol unless they
+    redefine `__call__` or `__getattr__`.
+Both are read from the module's and the classes' own `__dict__`, so no user code runs
+(NOTE(no-user-code-at-trace)).
 """
 
 from __future__ import annotations
@@ -39,7 +51,6 @@ _SKIPPED_PREFIXES = ("<frozen", "<pyjit")
 # CuPy and the packages it runs (the CUDA bindings and their header lookup): on the GPU,
 # what NumPy is on the CPU, wherever they are installed.
 SKIPPED_PACKAGES = frozenset({"cupy", "cupyx", "cupy_backends", "cuda", "fastrlock"})
-_inlined_dirs: tuple[str, ...] = ()
 
 
 def is_skipped_file(filename: str) -> bool:
@@ -79,7 +90,21 @@ def is_skipped_code(code: types.CodeType, globals_) -> bool:
 
 def is_library_code(code: types.CodeType, globals_) -> bool:
     """Whether a function of `code` and `globals_` runs in Python rather than being inlined."""
-    return is_skipped_code(code, globals_) and not code_file(code, globals_).startswith(_inlined_dirs)
+    return is_skipped_code(code, globals_) and not _in_inlined_package(globals_)
+
+
+def _in_inlined_package(globals_) -> bool:
+    """Whether `globals_` is the namespace of a module in a package that declares itself
+    inlined (NOTE(inline-declarations))."""
+    if _module_of(globals_) is None:
+        return False
+    parts = globals_["__name__"].split(".")
+    for depth in range(1, len(parts) + 1):
+        package = sys.modules.get(".".join(parts[:depth]))
+        if isinstance(package, types.ModuleType) \
+                and object.__getattribute__(package, "__dict__").get("__pyjit_inline__") is True:
+            return True
+    return False
 
 
 def is_namedtuple_method(globals_: dict) -> bool:
@@ -96,40 +121,21 @@ def is_pyjit_class(kind: type) -> bool:
     return type.__getattribute__(kind, "__module__").split(".")[0] == "pyjit"
 
 
-def inline_package(init_file: str) -> None:
-    """Inline the functions of the package whose `__init__.py` is `init_file`, though
-    its files are skipped (NOTE(skipped-files))."""
-    global _inlined_dirs
-    _inlined_dirs += (os.path.join(os.path.dirname(os.path.abspath(init_file)), ""),)
-
-
 @dataclasses.dataclass(frozen=True)
-class Protocol:
+class InlineProtocol:
     call: str | None  # the method a call of an instance runs, bypassing `__call__`
     attribute_dicts: tuple[str, ...]  # where `__getattr__` finds attributes the instance lacks
-    owner: type
 
 
-_PROTOCOLS: dict[type, Protocol] = {}
-
-
-def inline_protocol(*, call: str | None = None, attribute_dicts: tuple[str, ...] = ()):
-    """Class decorator (NOTE(inlining)): instances are called as `instance.<call>(...)`,
-    and an attribute missing from an instance is `instance.<dict>[name]` for the first
-    of `attribute_dicts` holding it. Subclasses keep the protocol unless they redefine
-    `__call__` or `__getattr__`."""
-    def register(cls: type) -> type:
-        _PROTOCOLS[cls] = Protocol(call, tuple(attribute_dicts), cls)
-        return cls
-    return register
-
-
-def protocol_of(kind: type, special: str) -> Protocol | None:
-    """The protocol `kind` inherits for `special` ("__call__" or "__getattr__"), if the
-    class that declared it still provides that method."""
+def protocol_of(kind: type, special: str) -> InlineProtocol | None:
+    """The protocol (NOTE(inline-declarations)) `kind` inherits for `special`
+    ("__call__" or "__getattr__"), if the class that declared it still provides that
+    method."""
     for base in kind.__mro__:
-        protocol = _PROTOCOLS.get(base)
-        if protocol is not None:
+        declared = base.__dict__.get("__pyjit_inline_protocol__")
+        if type(declared) is dict:
             found = inspect.getattr_static(kind, special, None)
-            return protocol if found is base.__dict__.get(special) else None
+            if found is not base.__dict__.get(special):
+                return None
+            return InlineProtocol(declared.get("call"), tuple(declared.get("attribute_dicts", ())))
     return None

@@ -24,7 +24,6 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from pyjit.autograd import Tensor, no_grad
-from pyjit.frontend.policy import inline_protocol
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -41,12 +40,14 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-@inline_protocol(call="forward", attribute_dicts=("_parameters", "_buffers", "_modules"))
 class Module:
     """The base class of layers (NOTE(module-registration)); subclasses define `forward`
     and call `super().__init__()` before assigning parameters or submodules."""
 
     training: bool
+    # For the frontend (NOTE(inline-declarations) in pyjit/frontend/policy.py): a call of
+    # a module runs its `forward`, and attributes it lacks are read from these dicts.
+    __pyjit_inline_protocol__ = {"call": "forward", "attribute_dicts": ("_parameters", "_buffers", "_modules")}
 
     def __init__(self):
         for name, value in (("training", True), ("_parameters", {}), ("_buffers", {}),

@@ -54,6 +54,28 @@ def test_a_module_calls_its_forward_as_it_declares():
     assert protocol_of(Doubling, "__call__").call == "forward"
 
 
+def test_a_class_declares_its_protocol_and_a_subclass_redefining_a_method_loses_that_part():
+    """NOTE(inline-declarations): the class attribute is the declaration, read through
+    the MRO; it holds for a special method only while the declaring class provides it."""
+    class Runner:
+        __pyjit_inline_protocol__ = {"call": "run", "attribute_dicts": ("_slots",)}
+
+        def __call__(self, x):
+            return self.run(x)
+
+        def __getattr__(self, name):
+            return self.__dict__["_slots"][name]
+
+    class OwnCall(Runner):
+        def __call__(self, x):
+            return x
+
+    assert protocol_of(Runner, "__call__").call == "run"
+    assert protocol_of(OwnCall, "__call__") is None
+    assert protocol_of(OwnCall, "__getattr__").attribute_dicts == ("_slots",)
+    assert protocol_of(type("Plain", (), {"__call__": Runner.__call__}), "__call__") is None
+
+
 def test_generated_code_belongs_to_the_module_whose_globals_it_runs_with():
     """A dataclass's generated __init__ has the file name `<string>`; its module says whose it is."""
     init = pstats.FunctionProfile.__init__
@@ -128,6 +150,19 @@ def test_a_function_a_library_generates_is_library_code(library):
 
     (reason,) = pyjit.explain(f)(np.ones(3)).break_reasons
     assert "is library code" in reason.explanation and library.__file__ in reason.explanation
+
+
+def test_a_library_that_declares_itself_inlined_is_inlined(library, monkeypatch):
+    """NOTE(inline-declarations): the module's `__pyjit_inline__`, not its name or file,
+    makes its functions inlined like the user's."""
+    def f(x):
+        return library.made(np.sin(x))
+
+    monkeypatch.setattr(library, "__pyjit_inline__", True, raising=False)
+    assert is_skipped_code(library.made.__code__, library.made.__globals__)
+    assert not is_library_code(library.made.__code__, library.made.__globals__)
+    explained = pyjit.explain(f)(np.ones(3))
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), explained.break_reasons
 
 
 def test_the_methods_namedtuple_writes_are_the_standard_librarys_though_their_file_is_a_string():
