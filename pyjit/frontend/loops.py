@@ -50,10 +50,11 @@ with the reason in the `graph_breaks` log and `counters["loops_unrolled"]`: a br
 `break`, `return` or exception handler in the body, a side effect on Python state
 (list, dict or attribute changes), a Python value that changes across iterations and is
 read after the loop, an array first assigned in the body and read after it, a carry
-whose shape or dtype changes, two carries that start as one array, pyjit.Tensor values
-(gradients through a loop node are not built yet: such loops unroll and the tape
-records each iteration), a backend that fails on the body, or a range too long to
-check its guards on.
+whose shape or dtype changes, two carries that start as one array, a local carry whose
+value before the loop the body also reads under another name, CuPy arrays, a backend
+that fails on the body, or a range too long to check its guards on. A body that reads
+pyjit.Tensor values makes a loop node that differentiates (NOTE(loop-gradient) in
+pyjit/autograd/loops.py), or unrolls where its gradient cannot be built.
 """
 
 from __future__ import annotations

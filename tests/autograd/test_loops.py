@@ -57,6 +57,14 @@ def prefix(x, w):
     return s
 
 
+def horner(x, w):
+    """A loop that runs backwards (a negative step)."""
+    acc = w * 0.0
+    for i in range(x.shape[0] - 1, -1, -1):
+        acc = acc * w + x[i]
+    return acc
+
+
 def decay(x, w, T):
     """A trip count that is an argument: one compile for every T (NOTE(loop-bounds))."""
     y = w * 1.0
@@ -80,8 +88,9 @@ def assert_captured_as_loop():
     (accumulate, [(20, 3), (3,)]),
     (window, [(20,), (3,)]),
     (prefix, [(20,), ()]),
+    (horner, [(30, 2), (2,)]),
     (rnn_loss, [(3, 3), (3, 2), (3,), (20, 2)]),
-], ids=["accumulator", "moving-slices", "prefix-slices", "rnn"])
+], ids=["accumulator", "moving-slices", "prefix-slices", "negative-step", "rnn"])
 def test_gradcheck_through_a_loop_node(fresh, backend, program, shapes):
     inputs = _inputs(0, *shapes)
     assert gradcheck(pyjit.compile(program, backend=backend), tuple(inputs))
@@ -131,10 +140,15 @@ def train(loss_fn, W, U, h0, xs, steps=3, lr=0.1):
     return history
 
 
+def _rnn_parameters_and_data(seed):
+    W, U, h0, xs = _inputs(seed, (8, 8), (8, 3), (8,), (25, 3))
+    return W, U, h0, pyjit.tensor(xs.numpy())  # the data requires no grad
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_training_loop_with_an_inner_time_loop_matches_the_unrolled_tape(fresh, backend):
-    want = train(rnn_loss, *_inputs(2, (8, 8), (8, 3), (8,), (25, 3)))
-    got = train(pyjit.compile(rnn_loss, backend=backend), *_inputs(2, (8, 8), (8, 3), (8,), (25, 3)))
+    want = train(rnn_loss, *_rnn_parameters_and_data(2))
+    got = train(pyjit.compile(rnn_loss, backend=backend), *_rnn_parameters_and_data(2))
     for got_step, want_step in zip(got, want):
         for g, w in zip(got_step, want_step):
             np.testing.assert_allclose(g, w, rtol=RTOL, atol=1e-14)
@@ -147,6 +161,16 @@ def test_the_tape_holds_one_node_for_the_loop(fresh):
     loss = pyjit.compile(rnn_loss, backend="eager")(W, U, h, xs)
     names = [node.name() for node in pyjit.autograd.graph_nodes(loss)]
     assert names.count("LoopBackward") == 1 and "TanhBackward" not in names
+
+
+def test_compiled_autograd_captures_the_loops_backward(fresh):
+    W, U, h, xs = _inputs(8, (3, 3), (3, 2), (3,), (20, 2))
+    copies = [pyjit.tensor(value.numpy(), requires_grad=True) for value in (W, U, h, xs)]
+    loss = pyjit.compile(rnn_loss, backend="eager")(*copies)
+    with pyjit.compiled_autograd.enable(lambda module: module):
+        loss.backward()
+    assert counters["compiled_autograd"]["captures"] == 1
+    _assert_close((loss.numpy(), [value.grad.numpy() for value in copies]), _gradients(rnn_loss, [W, U, h, xs]))
 
 
 def test_an_entry_captured_under_no_grad_is_not_reused_for_gradients(fresh):
