@@ -25,9 +25,11 @@ all (forward, recomputation, and again inside the joint graph, which recomputes 
 own intermediates from the carries). Checkpointing every few iterations would bound
 the backward's memory too; it is not built.
 
-Both ops are built per loop from the frontend's body; the joint graph is built and
-compiled when the loop is captured, so a body the joint graph cannot model (a keyword
-argument that requires grad) makes the loop unroll, never a backward that fails.
+Both ops are built per loop from the frontend's body. Where a value the loop reads
+requires grad, the body's joint graph is built and compiled when the loop is captured,
+so a body the joint graph cannot model (a keyword argument that requires grad) makes
+the loop unroll, never a backward that fails; the joint graph gives gradients to the
+carries and to those invariants only.
 """
 
 from __future__ import annotations

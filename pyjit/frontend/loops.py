@@ -164,6 +164,7 @@ class _Capturing:
         self.env_guards, self.env_replacements = list(self.env.guards), dict(self.env.replacements)
         self.mark = self.capture.checkpoint()
         self.stop_source = _argument_stop(tracer, steps)  # NOTE(loop-bounds)
+        self.tensors = False  # the body reads pyjit.Tensor values (NOTE(loop-gradient))
 
     def run(self) -> IteratorValue | None:
         tracer, capture = self.tracer, self.capture
@@ -272,6 +273,7 @@ class _Capturing:
                     self.stop_source = None  # its last value depends on the stop: NOTE(loop-bounds)
         self._check_carries(body, carries)
         self._check_other_names(carries)
+        self._check_tensors(body, carries)
         return carries
 
     def _check_other_names(self, carries: list[tuple]) -> None:
@@ -281,11 +283,36 @@ class _Capturing:
         head, _, end = self.span
         read_in_body = local_reads(self.tracer.bytecode.instructions[head:end])
         for holder, start, _ in carries:
+            if not isinstance(holder, str):
+                continue
             for name, value in self.locals.items():
-                if isinstance(holder, str) and name != holder and name in read_in_body and \
-                        isinstance(value, ArrayValue) and value.node is start:
+                if name != holder and name in read_in_body and isinstance(value, ArrayValue) and value.node is start:
                     raise Break("unsupported", f"the loop's body reads {name!r}, the array {holder!r} held before "
                                 "the loop")
+
+    def _check_tensors(self, body: _Body, carries: list[tuple]) -> None:
+        """A body that reads pyjit.Tensor values makes a differentiable loop
+        (NOTE(loop-gradient)) whose carries are Tensors when it runs, so each must be one
+        at the end of the body; one that was an array before the loop is an array after
+        zero trips, so the trip count stays a constant (NOTE(loop-bounds))."""
+        tensors, cupy = set(), set()
+        for _, example, node in self.capture.inputs:
+            if isinstance(example, Tensor):
+                (tensors if example.device == "cpu" else cupy).add(node)
+            elif type(example).__module__.startswith("cupy"):
+                cupy.add(node)
+        if any(lifted.depends_on(cupy) for lifted in body.lifted):
+            raise Break("unsupported", "the loop's body reads a CuPy array or a GPU Tensor (loop nodes are built "
+                        "for NumPy arrays and CPU Tensors only)")
+        tensors.update(value.node for value in self.locals.values() if isinstance(value, ArrayValue) and value.tensor)
+        self.tensors = any(lifted.depends_on(tensors) for lifted in body.lifted)
+        ends = [holder if isinstance(holder, ArrayValue) else self.tracer.locals[holder] for holder, _, _ in carries]
+        if not self.tensors and not any(end.tensor for end in ends):
+            return  # a loop over NumPy arrays
+        if not (self.tensors and all(end.tensor for end in ends)):
+            raise Break("unsupported", "the loop carries a NumPy array next to pyjit.Tensor values")
+        if any(isinstance(holder, str) and not self._before(holder).tensor for holder, _, _ in carries):
+            self.stop_source = None
 
     def _before(self, name: str) -> Value | None:
         """The local's value before the loop; an argument the body was first to read is the
@@ -309,18 +336,6 @@ class _Capturing:
             if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
                     and end.meta.same_as(start.meta)):
                 raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
-        # pyjit.Tensor values make a differentiable loop (NOTE(loop-gradient)); CuPy's do not.
-        tensors, cupy = set(), set()
-        for _, example, node in self.capture.inputs:
-            if isinstance(example, Tensor):
-                (tensors if example.device == "cpu" else cupy).add(node)
-            elif type(example).__module__.startswith("cupy"):
-                cupy.add(node)
-        if any(lifted.depends_on(cupy) for lifted in body.lifted):
-            raise Break("unsupported", "the loop's body reads a CuPy array (loop nodes are built for NumPy arrays "
-                        "and CPU Tensors only)")
-        self.tensors = any(lifted.depends_on(tensors) for lifted in body.lifted) or any(
-            isinstance(value, ArrayValue) and value.tensor for value in self.tracer.locals.values())
 
     def _build(self, body: _Body, carries: list[tuple]) -> None:
         """The body's graph, compiled; the loop node and its results in the enclosing graph."""
@@ -356,12 +371,11 @@ class _Capturing:
                 capture.rebound.append((holder, start))
                 holder.node = result
             else:
-                self.tracer.locals[holder] = ArrayValue(result)
+                self.tracer.locals[holder] = ArrayValue(result, tensor=self.tensors)
         counters["stats"]["loops_captured"] += 1
         where = self.tracer.loc.describe() if self.tracer.loc is not None else "?"
         _code_log.debug("TRACED LOOP at %s over %r, carries %s\n%s", where, steps,
                         ", ".join(_holder_name(holder) for holder, _, _ in carries), module.code)
-
 
     def _differentiable(self, loop: Op, module: GraphModule, examples: list, starts: list[Node],
                         invariants: list[Node]) -> Op:

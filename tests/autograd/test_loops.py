@@ -170,6 +170,7 @@ def test_compiled_autograd_captures_the_loops_backward(fresh):
     with pyjit.compiled_autograd.enable(lambda module: module):
         loss.backward()
     assert counters["compiled_autograd"]["captures"] == 1
+    assert_captured_as_loop()
     _assert_close((loss.numpy(), [value.grad.numpy() for value in copies]), _gradients(rnn_loss, [W, U, h, xs]))
 
 
@@ -187,6 +188,7 @@ def test_a_second_backward_raises_the_tapes_error(fresh):
     W, U, h, xs = _inputs(5, (3, 3), (3, 2), (3,), (20, 2))
     loss = pyjit.compile(rnn_loss, backend="eager")(W, U, h, xs)
     loss.backward()
+    assert_captured_as_loop()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
 
@@ -217,3 +219,36 @@ def test_rnn_gradients_equal_torchs(fresh, one_torch_thread):
     (state * state).sum().backward()
     for g, leaf in zip(got[1], leaves):
         np.testing.assert_allclose(g, leaf.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_a_numpy_array_carried_next_to_tensors_unrolls(fresh):
+    """The loop node's carries are Tensors when it runs: an array carried with them
+    would come back as a Tensor."""
+    def counted(x, w):
+        count, acc = np.zeros(1), w * 0.0
+        for i in range(x.shape[0]):
+            count, acc = count + 1.0, acc + np.sin(x[i]) * w
+        return count, acc
+
+    x, w = _inputs(9, (30, 3), (3,))
+    count, acc = pyjit.compile(counted, backend="eager")(x, w)
+    assert type(count) is np.ndarray and count[0] == 30.0
+    _assert_close((acc.numpy(), []), (counted(x, w)[1].numpy(), []))
+    assert counters["stats"]["loops_captured"] == 0
+    assert list(counters["loops_unrolled"]) == ["the loop carries a NumPy array next to pyjit.Tensor values"]
+
+
+def test_a_carry_that_starts_as_an_array_keeps_the_trip_count_a_constant(fresh):
+    """After zero trips the carry would still be the array: a new trip count recompiles."""
+    def scaled(x, w, T):
+        acc = np.zeros(3)
+        for t in range(T):
+            acc = np.tanh(acc * x + w)
+        return acc
+
+    x, w = _inputs(10, (3,), (3,))
+    compiled = pyjit.compile(scaled, backend="eager")
+    for T in (40, 41):
+        _assert_close(_gradients(compiled, [x, w], T), _gradients(scaled, [x, w], T))
+    assert counters["stats"]["loops_captured"] == 2 and counters["stats"]["unique_graphs"] == 2
+    assert type(compiled(x, w, 0)) is np.ndarray
