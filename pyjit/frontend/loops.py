@@ -358,7 +358,7 @@ class _Capturing:
         loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls())
         starts = [start for _, start, _ in carries]
         if self.tensors:
-            loop = self._differentiable(loop, module, examples, starts, invariants)
+            loop = self._differentiable(loop, module, examples, starts, invariants, body.index)
         steps = self.steps
         stop = steps.stop if self.stop_source is None else self.tracer.int_input(self.stop_source, steps.stop)
         with body.parent.at(self.tracer.loc):
@@ -378,7 +378,7 @@ class _Capturing:
                         ", ".join(_holder_name(holder) for holder, _, _ in carries), module.code)
 
     def _differentiable(self, loop: Op, module: GraphModule, examples: list, starts: list[Node],
-                        invariants: list[Node]) -> Op:
+                        invariants: list[Node], index: SymInt) -> Op:
         """The loop op of a body that reads Tensors: one packed result and a VJP
         (NOTE(loop-gradient)); the gradient is built where a lifted value requires grad."""
         self.tracer.guards.grad_mode()
@@ -386,10 +386,16 @@ class _Capturing:
                      if isinstance(example, Tensor) and example.requires_grad}
         wanted = [is_grad_enabled() and node.depends_on(requiring) for node in (*starts, *invariants)]
         try:
-            return differentiable_loop(loop, module, len(starts), wanted, examples, self.capture.compile_body)
+            differentiable = differentiable_loop(loop, module, len(starts), wanted, examples,
+                                                 self.capture.compile_body)
+            # The VJPs decided on the index too (x[i]'s scatters its gradient at i): those
+            # decisions must hold for every index, as the body's own (NOTE(loop-capture)).
+            self._check_guards(index)
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
             self._undo()
-            raise Break("unsupported", f"the loop's gradient cannot be built: {error.__cause__ or error}") from None
+            why = error.explanation if isinstance(error, Break) else error.__cause__ or error
+            raise Break("unsupported", f"the loop's gradient cannot be built: {why}") from None
+        return differentiable
 
 
 def _argument_stop(tracer, steps: range) -> LocalSource | None:

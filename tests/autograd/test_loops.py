@@ -17,13 +17,17 @@ BACKENDS = ["eager", "aot_eager", "inductor"]
 RTOL = 1e-10
 
 
-@pytest.fixture
+def _forget_compiled_code_and_counters():
+    pyjit.reset()
+    counters.clear()
+
+
+@pytest.fixture(autouse=True)
 def fresh():
-    pyjit.reset()
-    counters.clear()
+    """Each test compiles afresh and counts its own loops."""
+    _forget_compiled_code_and_counters()
     yield
-    pyjit.reset()
-    counters.clear()
+    _forget_compiled_code_and_counters()
 
 
 def rnn_loss(W, U, h, xs):
@@ -91,7 +95,7 @@ def assert_captured_as_loop():
     (horner, [(30, 2), (2,)]),
     (rnn_loss, [(3, 3), (3, 2), (3,), (20, 2)]),
 ], ids=["accumulator", "moving-slices", "prefix-slices", "negative-step", "rnn"])
-def test_gradcheck_through_a_loop_node(fresh, backend, program, shapes):
+def test_gradcheck_through_a_loop_node(backend, program, shapes):
     inputs = _inputs(0, *shapes)
     assert gradcheck(pyjit.compile(program, backend=backend), tuple(inputs))
     assert_captured_as_loop()
@@ -111,7 +115,7 @@ def _assert_close(got, want):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_one_compile_serves_every_trip_count_and_gives_the_tapes_gradients(fresh, backend):
+def test_one_compile_serves_every_trip_count_and_gives_the_tapes_gradients(backend):
     inputs = _inputs(1, (4,), (4,))
     compiled = pyjit.compile(decay, backend=backend)
     for T in (40, 7, 1):
@@ -146,7 +150,7 @@ def _rnn_parameters_and_data(seed):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_training_loop_with_an_inner_time_loop_matches_the_unrolled_tape(fresh, backend):
+def test_a_training_loop_with_an_inner_time_loop_matches_the_unrolled_tape(backend):
     want = train(rnn_loss, *_rnn_parameters_and_data(2))
     got = train(pyjit.compile(rnn_loss, backend=backend), *_rnn_parameters_and_data(2))
     for got_step, want_step in zip(got, want):
@@ -156,14 +160,14 @@ def test_a_training_loop_with_an_inner_time_loop_matches_the_unrolled_tape(fresh
     assert counters["stats"]["unique_graphs"] == 1  # the steps reuse the one compile
 
 
-def test_the_tape_holds_one_node_for_the_loop(fresh):
+def test_the_tape_holds_one_node_for_the_loop():
     W, U, h, xs = _inputs(3, (3, 3), (3, 2), (3,), (20, 2))
     loss = pyjit.compile(rnn_loss, backend="eager")(W, U, h, xs)
     names = [node.name() for node in pyjit.autograd.graph_nodes(loss)]
     assert names.count("LoopBackward") == 1 and "TanhBackward" not in names
 
 
-def test_compiled_autograd_captures_the_loops_backward(fresh):
+def test_compiled_autograd_captures_the_loops_backward():
     W, U, h, xs = _inputs(8, (3, 3), (3, 2), (3,), (20, 2))
     copies = [pyjit.tensor(value.numpy(), requires_grad=True) for value in (W, U, h, xs)]
     loss = pyjit.compile(rnn_loss, backend="eager")(*copies)
@@ -174,7 +178,7 @@ def test_compiled_autograd_captures_the_loops_backward(fresh):
     _assert_close((loss.numpy(), [value.grad.numpy() for value in copies]), _gradients(rnn_loss, [W, U, h, xs]))
 
 
-def test_an_entry_captured_under_no_grad_is_not_reused_for_gradients(fresh):
+def test_an_entry_captured_under_no_grad_is_not_reused_for_gradients():
     W, U, h, xs = _inputs(4, (3, 3), (3, 2), (3,), (20, 2))
     compiled = pyjit.compile(rnn_loss, backend="eager")
     with pyjit.no_grad():
@@ -184,7 +188,7 @@ def test_an_entry_captured_under_no_grad_is_not_reused_for_gradients(fresh):
     assert counters["stats"]["loops_captured"] == 2
 
 
-def test_a_second_backward_raises_the_tapes_error(fresh):
+def test_a_second_backward_raises_the_tapes_error():
     W, U, h, xs = _inputs(5, (3, 3), (3, 2), (3,), (20, 2))
     loss = pyjit.compile(rnn_loss, backend="eager")(W, U, h, xs)
     loss.backward()
@@ -193,7 +197,7 @@ def test_a_second_backward_raises_the_tapes_error(fresh):
         loss.backward()
 
 
-def test_carries_of_two_dtypes_unroll_with_the_reason(fresh):
+def test_carries_of_two_dtypes_unroll_with_the_reason():
     def mixed(x, w):
         a, b = w * 1.0, w.astype(np.float32)
         for i in range(x.shape[0]):
@@ -207,7 +211,7 @@ def test_carries_of_two_dtypes_unroll_with_the_reason(fresh):
     assert any("more than one dtype" in reason for reason in counters["loops_unrolled"])
 
 
-def test_rnn_gradients_equal_torchs(fresh, one_torch_thread):
+def test_rnn_gradients_equal_torchs(one_torch_thread):
     torch = pytest.importorskip("torch")
     W, U, h, xs = _inputs(7, (6, 6), (6, 4), (6,), (30, 4))
     got = _gradients(pyjit.compile(rnn_loss, backend="inductor"), [W, U, h, xs])
@@ -221,7 +225,7 @@ def test_rnn_gradients_equal_torchs(fresh, one_torch_thread):
         np.testing.assert_allclose(g, leaf.grad.numpy(), rtol=1e-8, atol=1e-12)
 
 
-def test_a_numpy_array_carried_next_to_tensors_unrolls(fresh):
+def test_a_numpy_array_carried_next_to_tensors_unrolls():
     """The loop node's carries are Tensors when it runs: an array carried with them
     would come back as a Tensor."""
     def counted(x, w):
@@ -238,7 +242,7 @@ def test_a_numpy_array_carried_next_to_tensors_unrolls(fresh):
     assert list(counters["loops_unrolled"]) == ["the loop carries a NumPy array next to pyjit.Tensor values"]
 
 
-def test_a_carry_that_starts_as_an_array_keeps_the_trip_count_a_constant(fresh):
+def test_a_carry_that_starts_as_an_array_keeps_the_trip_count_a_constant():
     """After zero trips the carry would still be the array: a new trip count recompiles."""
     def scaled(x, w, T):
         acc = np.zeros(3)
@@ -252,3 +256,15 @@ def test_a_carry_that_starts_as_an_array_keeps_the_trip_count_a_constant(fresh):
         _assert_close(_gradients(compiled, [x, w], T), _gradients(scaled, [x, w], T))
     assert counters["stats"]["loops_captured"] == 2 and counters["stats"]["unique_graphs"] == 2
     assert type(compiled(x, w, 0)) is np.ndarray
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_symbolic_sizes_reuse_the_loop_and_its_gradient(backend):
+    """A second size makes the sizes symbolic (automatic dynamic): the loop's backward
+    is built on the symbolic body, whose VJPs decide on the index too."""
+    compiled = pyjit.compile(accumulate, backend=backend)
+    for size in (5, 7, 6):
+        inputs = _inputs(size, (30, size), (size,))
+        _assert_close(_gradients(compiled, inputs), _gradients(accumulate, inputs))
+    assert counters["stats"]["loops_captured"] == 2 and counters["stats"]["unique_graphs"] == 2
+    assert not counters["stats"]["compile_failures"] and not counters["loops_unrolled"]
