@@ -50,10 +50,11 @@ with the reason in the `graph_breaks` log and `counters["loops_unrolled"]`: a br
 `break`, `return` or exception handler in the body, a side effect on Python state
 (list, dict or attribute changes), a Python value that changes across iterations and is
 read after the loop, an array first assigned in the body and read after it, a carry
-whose shape or dtype changes, two carries that start as one array, pyjit.Tensor values
-(gradients through a loop node are not built yet: such loops unroll and the tape
-records each iteration), a backend that fails on the body, or a range too long to
-check its guards on.
+whose shape or dtype changes, two carries that start as one array, a local carry whose
+value before the loop the body also reads under another name, CuPy arrays, a backend
+that fails on the body, or a range too long to check its guards on. A body that reads
+pyjit.Tensor values makes a loop node that differentiates (NOTE(loop-gradient) in
+pyjit/autograd/loops.py), or unrolls where its gradient cannot be built.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ import logging
 import numpy as np
 
 from .. import config
+from ..autograd import Tensor
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.loops import differentiable_loop, unpacked
 from ..graph import Graph, GraphModule, Node, SymInt, TensorMeta
 from ..ops.registry import Op
 from ..utils import counters
@@ -160,6 +164,7 @@ class _Capturing:
         self.env_guards, self.env_replacements = list(self.env.guards), dict(self.env.replacements)
         self.mark = self.capture.checkpoint()
         self.stop_source = _argument_stop(tracer, steps)  # NOTE(loop-bounds)
+        self.tensors = False  # the body reads pyjit.Tensor values (NOTE(loop-gradient))
 
     def run(self) -> IteratorValue | None:
         tracer, capture = self.tracer, self.capture
@@ -267,7 +272,47 @@ class _Capturing:
                 if name in read_after:
                     self.stop_source = None  # its last value depends on the stop: NOTE(loop-bounds)
         self._check_carries(body, carries)
+        self._check_other_names(carries)
+        self._check_tensors(body, carries)
         return carries
+
+    def _check_other_names(self, carries: list[tuple]) -> None:
+        """A local carry's value before the loop is one placeholder of the body, however
+        the body reads it: through another local that holds the same array (`y = w`,
+        then `y = f(y, w)`), iteration k + 1 would read y's value for w."""
+        head, _, end = self.span
+        read_in_body = local_reads(self.tracer.bytecode.instructions[head:end])
+        for holder, start, _ in carries:
+            if not isinstance(holder, str):
+                continue
+            for name, value in self.locals.items():
+                if name != holder and name in read_in_body and isinstance(value, ArrayValue) and value.node is start:
+                    raise Break("unsupported", f"the loop's body reads {name!r}, the array {holder!r} held before "
+                                "the loop")
+
+    def _check_tensors(self, body: _Body, carries: list[tuple]) -> None:
+        """A body that reads pyjit.Tensor values makes a differentiable loop
+        (NOTE(loop-gradient)) whose carries are Tensors when it runs, so each must be one
+        at the end of the body; one that was an array before the loop is an array after
+        zero trips, so the trip count stays a constant (NOTE(loop-bounds))."""
+        tensors, cupy = set(), set()
+        for _, example, node in self.capture.inputs:
+            if isinstance(example, Tensor):
+                (tensors if example.device == "cpu" else cupy).add(node)
+            elif type(example).__module__.startswith("cupy"):
+                cupy.add(node)
+        if any(lifted.depends_on(cupy) for lifted in body.lifted):
+            raise Break("unsupported", "the loop's body reads a CuPy array or a GPU Tensor (loop nodes are built "
+                        "for NumPy arrays and CPU Tensors only)")
+        tensors.update(value.node for value in self.locals.values() if isinstance(value, ArrayValue) and value.tensor)
+        self.tensors = any(lifted.depends_on(tensors) for lifted in body.lifted)
+        ends = [holder if isinstance(holder, ArrayValue) else self.tracer.locals[holder] for holder, _, _ in carries]
+        if not self.tensors and not any(end.tensor for end in ends):
+            return  # a loop over NumPy arrays
+        if not (self.tensors and all(end.tensor for end in ends)):
+            raise Break("unsupported", "the loop carries a NumPy array next to pyjit.Tensor values")
+        if any(isinstance(holder, str) and not self._before(holder).tensor for holder, _, _ in carries):
+            self.stop_source = None
 
     def _before(self, name: str) -> Value | None:
         """The local's value before the loop; an argument the body was first to read is the
@@ -291,12 +336,6 @@ class _Capturing:
             if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
                     and end.meta.same_as(start.meta)):
                 raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
-        # Gradients through a loop node are not built yet: the tape records each iteration.
-        tensor_inputs = {node for _, example, node in self.capture.inputs if not isinstance(example, (np.ndarray, int))}
-        if any(node in tensor_inputs for node in body.lifted) or any(
-                isinstance(value, ArrayValue) and value.tensor for value in self.tracer.locals.values()):
-            raise Break("unsupported", "the loop's body reads a pyjit.Tensor or a CuPy array (loop nodes are built "
-                        "for NumPy arrays only)")
 
     def _build(self, body: _Body, carries: list[tuple]) -> None:
         """The body's graph, compiled; the loop node and its results in the enclosing graph."""
@@ -317,23 +356,46 @@ class _Capturing:
             self._undo()
             raise Break("unsupported", f"the backend failed on the loop's body: {error.__cause__ or error}") from None
         loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls())
+        starts = [start for _, start, _ in carries]
+        if self.tensors:
+            loop = self._differentiable(loop, module, examples, starts, invariants, body.index)
         steps = self.steps
         stop = steps.stop if self.stop_source is None else self.tracer.int_input(self.stop_source, steps.stop)
         with body.parent.at(self.tracer.loc):
-            node = body.parent.call(loop, steps.start, stop, steps.step, *(start for _, start, _ in carries),
-                                    *invariants)
-            results = [body.parent.call(LOOP_RESULT, node, position) for position in range(len(carries))]
+            node = body.parent.call(loop, steps.start, stop, steps.step, *starts, *invariants)
+            results = unpacked(node, starts) if self.tensors else [
+                body.parent.call(LOOP_RESULT, node, position) for position in range(len(carries))]
         del capture.rebound[self.mark.rebound:]
         for (holder, start, _), result in zip(carries, results):
             if isinstance(holder, ArrayValue):
                 capture.rebound.append((holder, start))
                 holder.node = result
             else:
-                self.tracer.locals[holder] = ArrayValue(result)
+                self.tracer.locals[holder] = ArrayValue(result, tensor=self.tensors)
         counters["stats"]["loops_captured"] += 1
         where = self.tracer.loc.describe() if self.tracer.loc is not None else "?"
         _code_log.debug("TRACED LOOP at %s over %r, carries %s\n%s", where, steps,
                         ", ".join(_holder_name(holder) for holder, _, _ in carries), module.code)
+
+    def _differentiable(self, loop: Op, module: GraphModule, examples: list, starts: list[Node],
+                        invariants: list[Node], index: SymInt) -> Op:
+        """The loop op of a body that reads Tensors: one packed result and a VJP
+        (NOTE(loop-gradient)); the gradient is built where a lifted value requires grad."""
+        self.tracer.guards.grad_mode()
+        requiring = {node for _, example, node in self.capture.inputs
+                     if isinstance(example, Tensor) and example.requires_grad}
+        wanted = [is_grad_enabled() and node.depends_on(requiring) for node in (*starts, *invariants)]
+        try:
+            differentiable = differentiable_loop(loop, module, len(starts), wanted, examples,
+                                                 self.capture.compile_body)
+            # The VJPs decided on the index too (x[i]'s scatters its gradient at i): those
+            # decisions must hold for every index, as the body's own (NOTE(loop-capture)).
+            self._check_guards(index)
+        except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
+            self._undo()
+            why = error.explanation if isinstance(error, Break) else error.__cause__ or error
+            raise Break("unsupported", f"the loop's gradient cannot be built: {why}") from None
+        return differentiable
 
 
 def _argument_stop(tracer, steps: range) -> LocalSource | None:
