@@ -54,6 +54,9 @@ ROUTINES = {
         kron linalg.cholesky linalg.qr linalg.svd linalg.svdvals linalg.eig linalg.eigh linalg.eigvals
         linalg.eigvalsh linalg.norm linalg.matrix_norm linalg.vector_norm linalg.cond linalg.det linalg.matrix_rank
         linalg.slogdet trace linalg.solve linalg.tensorsolve linalg.lstsq linalg.inv linalg.pinv linalg.tensorinv""",
+    "Generating index arrays": """indices ix_ ravel_multi_index unravel_index diag_indices diag_indices_from
+        mask_indices tril_indices tril_indices_from triu_indices triu_indices_from""",
+    "Window functions": "bartlett blackman hamming hanning kaiser",
     "Discrete Fourier transform": """fft.fft fft.ifft fft.fft2 fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft
         fft.rfft2 fft.irfft2 fft.rfftn fft.irfftn fft.hfft fft.ihfft fft.fftfreq fft.rfftfreq fft.fftshift
         fft.ifftshift""",

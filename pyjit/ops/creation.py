@@ -102,7 +102,7 @@ def _arange_meta(start, stop=None, step=None, dtype=None, device=None) -> Tensor
         _check_first_values([start, second][:length], dtype)
     if dtype.kind == "b" and length > 2:
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
-    return TensorMeta((length,), dtype, _device(device))
+    return TensorMeta((length,), dtype, creation_device(device))
 
 
 def _bound_dtype(value) -> np.dtype:
@@ -173,7 +173,8 @@ def arange(xp, start, stop=None, step=None, dtype=None, device=None):
 # says where the array belongs, so the frontend gives them the device of the frame's
 # array inputs (NOTE(devices-follow-inputs) in pyjit/frontend/array_calls.py): the same
 # graph makes NumPy arrays for NumPy inputs and CuPy arrays for CuPy inputs.
-def _device(device) -> str:
+def creation_device(device) -> str:
+    """The device a creation op makes its array on: "cpu" when none is named (NOTE(creation-device))."""
     if device is None or device == "cpu" or (type(device) is str and device.startswith("cuda:")):
         return device or "cpu"
     raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: {device}")
@@ -181,7 +182,7 @@ def _device(device) -> str:
 
 def array_module(xp, device):
     """The array module and the device context an op of `device` computes in."""
-    if _device(device) == "cpu":
+    if creation_device(device) == "cpu":
         return xp, contextlib.nullcontext()
     import cupy
 
@@ -209,7 +210,7 @@ def normalized_shape(shape) -> tuple:
 def _filled_meta(shape, dtype=None, order="C", device=None) -> TensorMeta:
     if order not in ("C", "F"):
         raise ValueError(f"order must be one of 'C', 'F' (got {order!r})")
-    return TensorMeta(normalized_shape(shape), np.dtype(float if dtype is None else dtype), _device(device))
+    return TensorMeta(normalized_shape(shape), np.dtype(float if dtype is None else dtype), creation_device(device))
 
 
 @primitive("zeros", category="other", meta=_filled_meta)
@@ -322,7 +323,7 @@ def _linspace_meta(start, stop, num=50, endpoint=True, retstep=False, dtype=None
     normalize_axis(axis, 1)
     if dtype is None:
         dtype = np.result_type(start, stop, 1.0)  # NumPy: result_type(start, stop, float(num))
-    return TensorMeta((num,), np.dtype(dtype), _device(device))
+    return TensorMeta((num,), np.dtype(dtype), creation_device(device))
 
 
 @primitive("linspace", category="other", meta=_linspace_meta)
@@ -379,3 +380,23 @@ def triu(xp, m, k=0):
 def tril(xp, m, k=0):
     """numpy.tril: zeros above the k-th diagonal of the last two axes."""
     return xp.tril(m, k)
+
+
+# -- indices -------------------------------------------------------------------------------
+def _indices_meta(dimensions, dtype=int, sparse=False, device=None) -> TensorMeta:
+    """One grid of indices per dimension, stacked first; sizes may be symbolic."""
+    if sparse:
+        raise NotImplementedError("indices(sparse=True) gives a tuple of arrays, which is not captured")
+    if not isinstance(dimensions, (tuple, list)):
+        raise TypeError(f"object of type '{type(dimensions).__name__}' has no len()")
+    sizes = normalized_shape(dimensions)
+    return TensorMeta((len(sizes),) + sizes, np.dtype(dtype), creation_device(device))
+
+
+@primitive("indices", category="other", meta=_indices_meta)
+def indices(xp, dimensions, dtype=int, sparse=False, device=None):
+    """numpy.indices: grid[i] holds the i-th index of each position of a `dimensions`
+    grid (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.indices(dimensions, dtype)

@@ -2,6 +2,8 @@
 arguments the registry does not model make the frame run as it is, ndarray and Tensor
 methods are recorded, and a method that is not captured breaks once, at its call."""
 
+import inspect
+
 import numpy as np
 import pytest
 from frontend.test_interpreter import same
@@ -218,7 +220,9 @@ def creation_calls(x):
     n, m = x.shape
     return (np.zeros((n, m), dtype=np.float32) + x, np.ones(n), np.full(x.shape, 2.5) * x, np.full((2, m), x[0]),
             np.empty((n, 0)), np.eye(n, m, 1), np.identity(m, dtype=int), np.tri(n, k=-1), np.triu(x), np.tril(x, 1),
-            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"))
+            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"),
+            np.hanning(m) * x, np.hamming(n), np.blackman(m), np.bartlett(n), np.kaiser(m, 5.0), np.indices(x.shape),
+            np.indices((n, 2), dtype=np.float32), np.fft.fftfreq(m, 0.5) * x, np.fft.rfftfreq(m))
 
 
 def assert_gives_numpys_results(compiled, fn, *inputs, rtol=0.0):
@@ -260,6 +264,28 @@ def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
     given = {"device": ConstantValue("cpu")}
     assert _with_input_device(tracer, REGISTRY["arange"], (ConstantValue(3),), given) is given
     assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
+
+
+# Every entry that makes an array from constants alone (NOTE(creation-device)), with a
+# call NumPy accepts: a new entry with a device parameter needs a row here.
+_CREATION_CALLS = {"arange": (3,), "zeros": (3,), "ones": ((2, 3),), "empty": (0,), "full": (3, 1.5),
+                   "eye": (3,), "identity": (2,), "tri": (3,), "linspace": (0, 1, 5), "logspace": (0, 1, 5),
+                   "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
+                   "blackman": (5,), "bartlett": (5,), "kaiser": (5, 2.0)}
+
+
+def test_every_creation_op_takes_the_device_of_the_frames_inputs():
+    """np.hanning(n), np.fft.fftfreq(n), np.indices(shape) in a function of CuPy arrays
+    make their arrays on that GPU, as np.zeros does (NOTE(devices-follow-inputs))."""
+    with_device = sorted(name for name, entry in REGISTRY.items()
+                         if "device" in inspect.signature(getattr(entry, "impl", entry)).parameters)
+    assert with_device == sorted(_CREATION_CALLS)
+    tracer = _Capture("cuda:1")
+    for name, args in _CREATION_CALLS.items():
+        kwargs = _with_input_device(tracer, REGISTRY[name], tuple(map(ConstantValue, args)), {})
+        assert kwargs["device"].value == "cuda:1", name
+        assert REGISTRY[name].meta(*args, device="cuda:1").device == "cuda:1", name
+        assert REGISTRY[name].meta(*args).device == "cpu", name
 
 
 def more_ufuncs(x, y):

@@ -79,3 +79,6 @@ SAMPLES.update({
     "tril": [S(A((3, 3))), S(A((3, 4)), 1), S(A((4, 3), "int32", **SMALL_INTS), -1), S(A((2, 3, 3), "float32")),
              S(A((3,))), S(A((0, 2))), S(A((3, 3), layout="strided"), k=-2), S(np.array(1.0), raises=TypeError)],
 })
+
+SAMPLES["indices"] = [S((2, 3)), S([4]), S((2, 0, 3)), S(()), S((3, 2), dtype=np.float32), S((2, 2), np.int8),
+                      S((2, -1), raises=ValueError), S(3, raises=TypeError)]
