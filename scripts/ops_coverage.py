@@ -72,7 +72,6 @@ WHY_NOT = {
     **dict.fromkeys(["linalg.eig", "linalg.slogdet"], _SEVERAL_RESULTS),
     "linalg.lstsq": "the residuals' shape depends on the rank the values give",
     **dict.fromkeys(["frombuffer", "fromfile", "fromfunction", "fromiter", "fromstring", "loadtxt"], _PYTHON_INPUT),
-    **dict.fromkeys(["nanargmax", "nanargmin"], "raises ValueError for an all-NaN slice, which the values decide"),
     **dict.fromkeys(["shape", "iscomplexobj", "isrealobj", "isfortran", "isscalar"],
                     "a question about the object, not its values: runs in Python"),
     "copyto": "writes into its first argument in place",

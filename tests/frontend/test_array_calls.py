@@ -304,6 +304,23 @@ def test_the_real_ufuncs_run_in_one_graph(jit, backend):
     assert_gives_numpys_results(compiled, more_ufuncs, x, y, rtol=1e-14)  # within the C library's few ulp
 
 
+def two_result_ufuncs(x, y):
+    quotient, remainder = np.divmod(x, y)
+    fraction, whole = np.modf(x * 3)
+    mantissa, exponent = np.frexp(x)
+    return quotient, remainder, fraction, whole, mantissa, exponent, np.ldexp(mantissa, exponent + 1), \
+        np.divmod(x.astype(np.int32), 3)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_the_ufuncs_with_two_results_run_in_one_graph(jit, backend):
+    """NOTE(two-result-ufuncs): divmod, modf and frexp give tuples of NumPy's values."""
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(-9, 9, (3, 4)), rng.uniform(0.5, 2, (4,))
+    compiled = jit(two_result_ufuncs, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, two_result_ufuncs, x, y)
+
+
 def test_the_real_ufuncs_have_gradients_on_tensors():
     x = pyjit.tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
     loss = (np.exp2(x) + np.log2(x * x) + np.cbrt(x) + np.hypot(x, 2.0) + np.logaddexp(x, 0.5) + np.arcsinh(x)).sum()
