@@ -38,7 +38,7 @@ ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape",
 # Tensor methods that update in place, as their operators (NOTE(functionalisation) in functionalise.py).
 _INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
 # ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
-# call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
+# call), `flatten(order)` a copy of `ravel(order)`, and `ravel(order)` is the registry's.
 COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
 # ndarray methods that change the array itself, with a captured function of the same name.
 _IN_PLACE_ARRAY_METHODS = frozenset({"sort"})
@@ -241,9 +241,9 @@ def call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value],
 
 
 def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    if name in COPYING_METHODS and not args and not kwargs:
+    if name in COPYING_METHODS and (not args and not kwargs or name != "copy" and _order_only(args, kwargs)):
         if name != "copy":
-            array = tracer.call_op(REGISTRY["reshape"], (array, ConstantValue(-1)), {})
+            array = tracer.call_op(REGISTRY["ravel"], (array, *args, *kwargs.values()), {})
         if name == "ravel":
             return array
         return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
@@ -264,6 +264,11 @@ def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs:
             packed = SequenceValue(tuple, list(args)) if args else ConstantValue(None)
         return tracer.call_op(entry, (array, packed), {})
     return call_numpy(tracer, entry, getattr(np, name, None), [array, *args], kwargs)
+
+
+def _order_only(args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """`x.ravel("F")`, `x.flatten(order="F")`: the one argument is the order."""
+    return len(args) + len(kwargs) == 1 and set(kwargs) <= {"order"}
 
 
 def _new_view(tracer, array: ArrayValue, args: list[Value], kwargs: dict[str, Value]) -> Value:

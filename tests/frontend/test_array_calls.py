@@ -398,7 +398,7 @@ def manipulations(x, v):
             np.rot90(x), np.tile(v, (2, 1)), np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), mode="edge"),
             np.pad(x, 1, "reflect"), np.pad(v, 2, mode="wrap"), np.hstack([x, x]), np.vstack((v, v)),
             np.column_stack([v, v]), np.atleast_2d(v), np.atleast_3d(x), grid_x + grid_y, np.copy(x),
-            np.ascontiguousarray(x.T))
+            np.ascontiguousarray(x.T), np.ravel(x, order="F"), x.ravel("F"), x.flatten(order="F"))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
@@ -406,3 +406,15 @@ def test_manipulation_routines_run_in_one_graph(jit, backend):
     rng = np.random.default_rng(7)
     x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
     assert_gives_numpys_results(jit(manipulations, backend=backend, fullgraph=True), manipulations, x, v)
+
+
+def rolls(x):
+    return np.roll(x, 2, axis=0), np.roll(x, -1), np.roll(x, x.shape[1] // 2, axis=1), np.roll(x, (1, -2), axis=(0, 1))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_roll_along_axes_of_symbolic_size_is_one_graph_for_every_size(jit, backend):
+    compiled = jit(rolls, backend=backend, fullgraph=True, dynamic=True)
+    for shape in ((3, 4), (5, 6), (4, 8)):
+        assert_gives_numpys_results(compiled, rolls, np.random.default_rng(1).standard_normal(shape))
+    assert counters["stats"]["unique_graphs"] == 1
