@@ -21,7 +21,7 @@ import inspect
 
 import numpy as np
 
-from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
+from ..autograd.methods import COMPUTED_IN_DTYPE, CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .backward import backward_break
 from .breaks import Break
@@ -45,7 +45,8 @@ _IN_PLACE_ARRAY_METHODS = frozenset({"sort"})
 # Methods whose answer is the array's values as Python objects: data-dependent breaks.
 _VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
-TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
+TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute",
+                            "var", "std"})
 
 
 def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -62,14 +63,9 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
     return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
 
 
-# NOTE(dtype-reductions): `np.sum(x, dtype=d)` (prod, mean, var, std, cumsum, cumprod
-# too) casts the elements to d and accumulates in d, which is the op on astype(x, d).
-_COMPUTED_IN_DTYPE = frozenset({"sum", "prod", "mean", "var", "std", "cumsum", "cumprod"})
-
-
 def _computed_in_dtype(tracer, entry, function, args: list, kwargs: dict) -> tuple[list, dict]:
     """The call with its dtype= argument made an astype of the data (NOTE(dtype-reductions))."""
-    parameters = _parameters(function) if entry.name in _COMPUTED_IN_DTYPE else None
+    parameters = _parameters(function) if entry.name in COMPUTED_IN_DTYPE else None
     if parameters is None or "dtype" not in parameters.parameters:
         return args, kwargs
     try:
@@ -237,6 +233,16 @@ def call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value],
     if name in ("reshape", "transpose"):
         return call_method(tracer, tensor, name, args, kwargs)
     keywords = fold(numpy_keywords, kwargs)
+    if name in ("var", "std"):  # np.var's arguments, and PyTorch's correction= or unbiased= as ddof
+        correction, unbiased = keywords.pop("correction", None), keywords.pop("unbiased", None)
+        if not isinstance(unbiased, (ConstantValue, type(None))):
+            raise Break("unsupported", f"Tensor.{name}(unbiased=) of a value the graph computes is not captured")
+        if not _is_none(correction) or not _is_none(unbiased):
+            keywords["ddof"] = correction if not _is_none(correction) else ConstantValue(int(unbiased.value))
+        return call_method(tracer, tensor, name, args, keywords)
+    dtype = keywords.pop("dtype", None) if FORWARDED[name] in COMPUTED_IN_DTYPE else None
+    if not _is_none(dtype):  # NOTE(dtype-reductions)
+        tensor = tracer.call_op(REGISTRY["astype"], (tensor, dtype), {})
     return tracer.call_op(REGISTRY[FORWARDED[name]], (tensor, *args), keywords)
 
 
