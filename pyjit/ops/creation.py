@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ..graph import SymInt, TensorMeta, broadcast_shapes
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
 from .registry import op, primitive
 from .shape_rules import check_python_integers, device_of, is_array, normalize_axis, operand_dtype, shape_of, ufunc_meta
 
@@ -312,23 +312,39 @@ def tri(xp, N, M=None, k=0, dtype=float, device=None):
 
 def _linspace_meta(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
                    device=None) -> TensorMeta:
-    if is_array(start) or is_array(stop):
-        raise NotImplementedError("linspace between arrays is not captured")
+    """`num` values between start and stop; array bounds broadcast, and the samples run
+    along `axis` of the result (NumPy's: a new axis, at 0 by default)."""
     if retstep:
         raise NotImplementedError("linspace(retstep=True) returns a Python float step, which is not captured")
     if not isinstance(num, SymInt):
         num = operator.index(num)
         if num < 0:
             raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    normalize_axis(axis, 1)
-    if dtype is None:
-        dtype = np.result_type(start, stop, 1.0)  # NumPy: result_type(start, stop, float(num))
-    return TensorMeta((num,), np.dtype(dtype), creation_device(device))
+    bounds = broadcast_shapes(shape_of(start), shape_of(stop))
+    axis = normalize_axis(axis, len(bounds) + 1)
+    if dtype is None:  # NumPy: result_type(start, stop, float(num))
+        dtype = np.result_type(*(value.dtype if is_array(value) else value for value in (start, stop)), 1.0)
+    on = device_of(start, stop) if is_array(start) or is_array(stop) else creation_device(device)
+    return TensorMeta(bounds[:axis] + (num,) + bounds[axis:], np.dtype(dtype), on)
 
 
-@primitive("linspace", category="other", meta=_linspace_meta)
+def _linspace_vjp(grad, out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None):
+    """Sample i is start + t_i (stop - start) with t_i = i / (num - 1) (i / num without
+    the endpoint), so start gets the gradient weighted by 1 - t_i and stop by t_i,
+    summed over the samples and back to each bound's shape."""
+    if not (is_differentiable(start) or is_differentiable(stop)) or not is_differentiable(out):
+        return None, None
+    axis = normalize_axis(axis, out.ndim)
+    steps = max(int(num) - 1, 1) if endpoint else max(int(num), 1)
+    weights = op.divide(positions(grad, axis), steps)
+    to_stop = op.sum(op.multiply(grad, weights), axis=axis)
+    to_start = op.subtract(op.sum(grad, axis=axis), to_stop)
+    return input_grad(start, to_start), input_grad(stop, to_stop)
+
+
+@primitive("linspace", category="other", meta=_linspace_meta, vjp=_linspace_vjp)
 def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None):
-    """numpy.linspace between scalars (NOTE(creation-device))."""
+    """numpy.linspace between scalars or arrays (NOTE(creation-device))."""
     xp, on_device = array_module(xp, device)
     with on_device:
         return xp.linspace(start, stop, num, endpoint, retstep, dtype, axis)
@@ -336,8 +352,8 @@ def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
 
 def _logspace_meta(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, device=None) -> TensorMeta:
     """base ** linspace(start, stop), in `dtype` when given, else in power's dtype."""
-    if is_array(base):
-        raise NotImplementedError("logspace with an array base is not captured")
+    if is_array(base) or is_array(start) or is_array(stop):
+        raise NotImplementedError("logspace between arrays or with an array base is not captured")
     exponents = _linspace_meta(start, stop, num, endpoint, False, None, axis, device)
     powers = ufunc_meta(np.power)(base, exponents)
     return powers if dtype is None else powers.with_(dtype=np.dtype(dtype))

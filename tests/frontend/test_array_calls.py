@@ -222,7 +222,8 @@ def creation_calls(x):
             np.empty((n, 0)), np.eye(n, m, 1), np.identity(m, dtype=int), np.tri(n, k=-1), np.triu(x), np.tril(x, 1),
             np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"),
             np.hanning(m) * x, np.hamming(n), np.blackman(m), np.bartlett(n), np.kaiser(m, 5.0), np.indices(x.shape),
-            np.indices((n, 2), dtype=np.float32), np.fft.fftfreq(m, 0.5) * x, np.fft.rfftfreq(m))
+            np.indices((n, 2), dtype=np.float32), np.fft.fftfreq(m, 0.5) * x, np.fft.rfftfreq(m),
+            np.linspace(x[0], x[1], 3, axis=-1), np.linspace(0.5, x, 4, endpoint=False))
 
 
 def assert_gives_numpys_results(compiled, fn, *inputs, rtol=0.0):
