@@ -49,6 +49,30 @@ TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshap
                             "var", "std"})
 
 
+# NOTE(value-shaped-calls): NumPy functions whose result's shape (or dtype) only the values
+# decide: a graph must know them, so a call of one is a graph break with this reason.
+_VALUES_DECIDE = "the shape of its result depends on the values, which a graph cannot know"
+_EIGENVALUES_DECIDE = ("for a real matrix its dtype depends on the values (real when every eigenvalue is real), "
+                       "which a graph cannot know")
+VALUE_SHAPED = {
+    **dict.fromkeys((np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.trim_zeros), _VALUES_DECIDE),
+    np.bincount: "its length is max(x) + 1 where that exceeds minlength, which only the values decide",
+    np.linalg.eig: _EIGENVALUES_DECIDE, np.linalg.eigvals: _EIGENVALUES_DECIDE,
+    np.linalg.lstsq: "the shape of its residuals depends on the rank the values give, and the rank is a Python int",
+}
+
+
+def value_shaped_break(function) -> Break | None:
+    """The break a call of `function` is when its result's shape depends on the values."""
+    reason = VALUE_SHAPED.get(function) if callable(function) else None
+    if reason is None:
+        return None
+    counting = " (with n bins known: (x[:, None] == np.arange(n)).sum(0))" if function is np.bincount else ""
+    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals, np.linalg.lstsq) else "numpy"
+    return Break("data_dependent", f"{module}.{function.__name__}() is a graph break: {reason}",
+                 hint=f"it runs in Python at a graph break; compute it outside the compiled function{counting}")
+
+
 def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
     if isinstance(function, np.ufunc):
         if len(args) > function.nin or not _is_none(kwargs.get("out")):
