@@ -25,6 +25,7 @@ from ..autograd.methods import COMPUTED_IN_DTYPE, CONVERSIONS, FORWARDED, numpy_
 from ..ops import REGISTRY
 from .backward import backward_break
 from .breaks import Break
+from .functionalise import refuse_update, write
 from .operators import inplace_binary, into, ufunc_into
 from .values import ArrayValue, ConstantValue, SequenceValue, Value, describe, fold, registry_entry
 
@@ -122,12 +123,17 @@ def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
 # NOTE(ufunc-methods): `np.add.outer`, `np.multiply.reduce`, `np.add.accumulate` are the
 # ufunc's op on arrays given new trailing axes (outer, for any binary ufunc of the
 # registry), and the reductions and scans the registry has for the ufunc (reduce's and
-# accumulate's axis defaults to 0, not None as np.sum's). Others (`np.maximum.accumulate`,
-# `reduceat`, `at`) run in Python at a graph break.
-UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate"})
+# accumulate's axis defaults to 0, not None as np.sum's): accumulate of add and multiply
+# is cumsum and cumprod, of maximum, minimum and the logical ufuncs the registry's
+# `<name>_accumulate` (NOTE(ufunc-accumulate) in pyjit/ops/cumulative.py). `np.add.at(a,
+# index, b)`, which adds in place with repeated indices accumulating, is index_add
+# written into `a` (NOTE(functionalisation)). Others (`reduceat`, `at` of other ufuncs,
+# accumulate of other ufuncs) run in Python at a graph break.
+UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate", "at"})
 _REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min, "logical_and": np.all,
                "logical_or": np.any}
 _SCANS = {"add": np.cumsum, "multiply": np.cumprod}
+_ACCUMULATED = frozenset({"maximum", "minimum", "logical_and", "logical_or", "logical_xor"})
 _METHOD_PARAMETERS = {"reduce": ("axis", "dtype", "out", "keepdims", "initial", "where"),
                       "accumulate": ("axis", "dtype", "out")}
 
@@ -141,14 +147,34 @@ def call_ufunc_method(tracer, ufunc: np.ufunc, method: str, args: list[Value], k
         if isinstance(a, ArrayValue) and trailing:
             a = tracer.call_op(REGISTRY["expand_dims"], (a, ConstantValue(tuple(range(-trailing, 0)))), {})
         return call_numpy(tracer, entry, ufunc, [a, b], {})
+    if method == "accumulate" and ufunc.__name__ in _ACCUMULATED:
+        return _accumulated(tracer, ufunc, args, kwargs)
+    if method == "at" and ufunc is np.add and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
+        target, index, values = args
+        refuse_update(tracer, target, values, "numpy.add.at")
+        write(tracer, target, tracer.call_op(REGISTRY["index_add"], (target, index, values), {}))
+        return ConstantValue(None)
     function = (_REDUCTIONS if method == "reduce" else _SCANS if method == "accumulate" else {}).get(ufunc.__name__)
     if function is None or not args or len(args) > 1 + len(_METHOD_PARAMETERS[method]):
         raise Break("unsupported", f"numpy.{ufunc.__name__}.{method} is not captured",
                     hint="it runs in Python at a graph break; the captured ufunc methods are outer for binary "
                          "ufuncs, reduce of add, multiply, maximum, minimum, logical_and and logical_or, and "
-                         "accumulate of add and multiply")
+                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at")
     named = {"axis": ConstantValue(0), **dict(zip(_METHOD_PARAMETERS[method], args[1:])), **kwargs}
     return call_numpy(tracer, registry_entry(function), function, args[:1], named)
+
+
+def _accumulated(tracer, ufunc: np.ufunc, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`np.maximum.accumulate(x, axis=0, dtype=None, out=None)` as the registry's scan."""
+    try:
+        bound = inspect.signature(lambda array, axis=0, dtype=None, out=None: None).bind(*args, **kwargs).arguments
+    except TypeError as error:
+        raise Break("user_error", f"numpy.{ufunc.__name__}.accumulate: {error}") from None
+    if not _is_none(bound.get("dtype")) or not _is_none(bound.get("out")):
+        raise Break("unsupported", f"numpy.{ufunc.__name__}.accumulate's dtype= and out= are not captured",
+                    hint="it runs in Python at a graph break")
+    axis = bound.get("axis", ConstantValue(0))
+    return tracer.call_op(REGISTRY[f"{ufunc.__name__}_accumulate"], (bound["array"], axis), {})
 
 
 def call_scalar_type(tracer, kind: type, args: list[Value], kwargs: dict[str, Value]) -> Value:

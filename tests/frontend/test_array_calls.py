@@ -337,7 +337,8 @@ def ufunc_methods(x, v):
     return (np.add.outer(v, v), np.multiply.outer(x, v), np.subtract.outer(v, 2.0), np.outer(x, v),
             np.maximum.outer(v, x), np.add.reduce(x), np.multiply.reduce(x, 1), np.maximum.reduce(x, axis=None),
             np.minimum.reduce(x, keepdims=True), np.logical_or.reduce(x > 0, axis=1), np.add.accumulate(x),
-            np.multiply.accumulate(x, axis=1))
+            np.multiply.accumulate(x, axis=1), np.maximum.accumulate(x), np.minimum.accumulate(x, 1),
+            np.logical_and.accumulate(x > -1, axis=1), np.logical_or.accumulate(x > 1), np.logical_xor.accumulate(x > 0))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
@@ -348,10 +349,27 @@ def test_ufunc_methods_run_in_one_graph(jit, backend):
     assert_gives_numpys_results(compiled, ufunc_methods, x, v, rtol=1e-12)
 
 
+def scatter_adds(totals, index, weights):
+    np.add.at(totals, index, weights)  # repeated indices accumulate; totals is the caller's
+    counts = np.zeros(totals.shape[0])
+    np.add.at(counts, index, 1)
+    return counts
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_add_at_adds_in_place_with_repeated_indices_in_one_graph(jit, backend):
+    """NOTE(ufunc-methods): np.add.at is index_add written into its first argument."""
+    index, weights = np.array([0, 2, 2, 4, 0, 2]), np.linspace(0.5, 3.0, 6)
+    want_totals, got_totals = np.ones(5), np.ones(5)
+    compiled = jit(scatter_adds, backend=backend, fullgraph=True)
+    np.testing.assert_array_equal(compiled(got_totals, index, weights), scatter_adds(want_totals, index, weights))
+    np.testing.assert_array_equal(got_totals, want_totals)
+
+
 def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):
     x = np.arange(6.0)
-    np.testing.assert_array_equal(jit(lambda x: np.maximum.accumulate(x) + 1)(x), np.maximum.accumulate(x) + 1)
-    assert any("numpy.maximum.accumulate is not captured" in reason for reason in counters["graph_break"])
+    np.testing.assert_array_equal(jit(lambda x: np.subtract.accumulate(x) + 1)(x), np.subtract.accumulate(x) + 1)
+    assert any("numpy.subtract.accumulate is not captured" in reason for reason in counters["graph_break"])
 
 
 # -- NumPy scalars and dtype= (NOTE(scalar-values), NOTE(dtype-reductions)) -------------------
