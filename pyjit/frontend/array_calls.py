@@ -57,7 +57,6 @@ _EIGENVALUES_DECIDE = ("for a real matrix its dtype depends on the values (real 
                        "which a graph cannot know")
 VALUE_SHAPED = {
     **dict.fromkeys((np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.trim_zeros), _VALUES_DECIDE),
-    np.bincount: "its length is max(x) + 1 where that exceeds minlength, which only the values decide",
     np.linalg.eig: _EIGENVALUES_DECIDE, np.linalg.eigvals: _EIGENVALUES_DECIDE,
     np.linalg.lstsq: "the shape of its residuals depends on the rank the values give, and the rank is a Python int",
 }
@@ -68,10 +67,9 @@ def value_shaped_break(function) -> Break | None:
     reason = VALUE_SHAPED.get(function) if callable(function) else None
     if reason is None:
         return None
-    counting = " (with n bins known: (x[:, None] == np.arange(n)).sum(0))" if function is np.bincount else ""
     module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals, np.linalg.lstsq) else "numpy"
     return Break("data_dependent", f"{module}.{function.__name__}() is a graph break: {reason}",
-                 hint=f"it runs in Python at a graph break; compute it outside the compiled function{counting}")
+                 hint="it runs in Python at a graph break; compute it outside the compiled function")
 
 
 def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -135,17 +135,29 @@ def test_a_linalg_function_whose_name_numpy_uses_for_another_is_not_mistaken_for
     np.testing.assert_array_equal(jit(diagonal)(x), diagonal(x))
 
 
-def test_bincount_is_a_break_with_its_reason():
+def test_bincount_is_a_break_with_its_reason_where_the_values_decide_its_length():
     def counted(x):
         return np.bincount(x, minlength=4) * 2
 
     x = np.array([0, 1, 1, 3])
     explanation = pyjit.explain(counted)(x)
-    assert explanation.graph_break_count >= 1
     assert [reason.explanation for reason in explanation.break_reasons] == [
-        "numpy.bincount() is a graph break: its length is max(x) + 1 where that exceeds minlength, which only the "
-        "values decide"]
+        "bincount: the length of its result is max(x) + 1 where that exceeds minlength, which only the values decide "
+        "(x of dtype int64 may hold values up to 9223372036854775807, minlength is 4)"]
     np.testing.assert_array_equal(pyjit.compile(counted)(x), counted(x))
+
+
+def test_bincount_is_captured_where_the_dtype_of_x_makes_its_length_minlength():
+    """NOTE(bincount-length): a uint8 x has no value above 255."""
+    def histogram_of_bytes(x, weights):
+        return np.bincount(x, minlength=256) * 2, np.bincount(x, weights, 300)
+
+    x, weights = np.array([3, 0, 255, 3], dtype=np.uint8), np.array([0.5, 1.0, 2.0, 0.25])
+    explanation = pyjit.explain(histogram_of_bytes)(x, weights)
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0)
+    assert_same(pyjit.compile(histogram_of_bytes)(x, weights), histogram_of_bytes(x, weights))
+    with pytest.raises(ValueError):  # a negative value, which only the values show, as NumPy raises it
+        pyjit.compile(lambda x: np.bincount(x, minlength=256))(np.array([1, -1], dtype=np.int8))
 
 
 @pytest.mark.parametrize("call", [np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.trim_zeros])
