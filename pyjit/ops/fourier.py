@@ -188,13 +188,13 @@ def _fftfreq_length(n):
     return normalized_shape(int(n))[0]
 
 
-@primitive("fftfreq", category="other", meta=_frequencies_meta(_fftfreq_length))
-def fftfreq(xp, n, d=1.0, device=None):
-    """numpy.fft.fftfreq: the frequencies of an fft of n points spaced d apart
-    (NOTE(fft-frequencies))."""
-    xp, on_device = array_module(xp, device)
-    with on_device:
-        return xp.fft.fftfreq(n, d)
+def _frequencies(name: str, length, doc: str):
+    def impl(xp, n, d=1.0, device=None):
+        xp, on_device = array_module(xp, device)
+        with on_device:
+            return getattr(xp.fft, name)(n, d)
+    impl.__doc__ = doc
+    return primitive(name, category="other", meta=_frequencies_meta(length))(impl)
 
 
 def _rfftfreq_length(n):
@@ -203,10 +203,7 @@ def _rfftfreq_length(n):
     return max(int(n) // 2 + 1, 0)
 
 
-@primitive("rfftfreq", category="other", meta=_frequencies_meta(_rfftfreq_length))
-def rfftfreq(xp, n, d=1.0, device=None):
-    """numpy.fft.rfftfreq: the frequencies of an rfft of n points spaced d apart
-    (NOTE(fft-frequencies))."""
-    xp, on_device = array_module(xp, device)
-    with on_device:
-        return xp.fft.rfftfreq(n, d)
+fftfreq = _frequencies("fftfreq", _fftfreq_length, "numpy.fft.fftfreq: the frequencies of an fft of n points "
+                       "spaced d apart (NOTE(fft-frequencies)).")
+rfftfreq = _frequencies("rfftfreq", _rfftfreq_length, "numpy.fft.rfftfreq: the frequencies of an rfft of n points "
+                        "spaced d apart (NOTE(fft-frequencies)).")

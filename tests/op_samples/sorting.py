@@ -1,6 +1,6 @@
 """Sample rows of sort and argsort (pyjit/ops/sorting.py). The rows of sort have no ties
 (random floats), where its derivative is not defined, and no NaNs, which finite
-differences cannot take (tests/ops/test_sorting.py sorts NaNs)."""
+differences cannot take (argsort's last rows sort NaNs)."""
 
 import numpy as np
 
