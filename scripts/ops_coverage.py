@@ -8,7 +8,8 @@ compiled function is captured (the registry entry the frontend maps it to) or wh
 The table is generated from the registry, through the frontend's own mapping of NumPy
 functions to entries (pyjit.frontend.values.registry_entry), so a new entry shows up as
 captured once the table is regenerated; tests/test_ops_coverage.py fails while the
-committed table is stale. A function that is not captured gets its reason from
+committed table is stale. A function that is not captured gets its reason from the
+frontend's table of calls whose results the values shape (VALUE_SHAPED), else from
 WHY_NOT below (default: not in the registry yet).
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pyjit.ops import Composite
+from pyjit.frontend.array_calls import VALUE_SHAPED
 from pyjit.frontend.values import registry_entry
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
@@ -54,22 +56,17 @@ ROUTINES = {
         kron linalg.cholesky linalg.qr linalg.svd linalg.svdvals linalg.eig linalg.eigh linalg.eigvals
         linalg.eigvalsh linalg.norm linalg.matrix_norm linalg.vector_norm linalg.cond linalg.det linalg.matrix_rank
         linalg.slogdet trace linalg.solve linalg.tensorsolve linalg.lstsq linalg.inv linalg.pinv linalg.tensorinv""",
+    "Generating index arrays": """indices ix_ ravel_multi_index unravel_index diag_indices diag_indices_from
+        mask_indices tril_indices tril_indices_from triu_indices triu_indices_from""",
+    "Window functions": "bartlett blackman hamming hanning kaiser",
     "Discrete Fourier transform": """fft.fft fft.ifft fft.fft2 fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft
         fft.rfft2 fft.irfft2 fft.rfftn fft.irfftn fft.hfft fft.ihfft fft.fftfreq fft.rfftfreq fft.fftshift
         fft.ifftshift""",
 }
 
-_SHAPE_FROM_VALUES = "the shape of the result depends on the values: a graph break"
-_SEVERAL_RESULTS = ("one LAPACK call gives several arrays, and a graph call has one result "
-                    "(not packed into one yet, as eigh's, qr's and svd's are)")
 _PYTHON_INPUT = "reads files, buffers or Python objects: runs in Python"
 WHY_NOT = {
-    **dict.fromkeys(["unique", "nonzero", "flatnonzero", "argwhere", "extract", "trim_zeros", "bincount"],
-                    _SHAPE_FROM_VALUES),
-    **dict.fromkeys(["linalg.eig", "linalg.slogdet"], _SEVERAL_RESULTS),
-    "linalg.lstsq": "the residuals' shape depends on the rank the values give",
     **dict.fromkeys(["frombuffer", "fromfile", "fromfunction", "fromiter", "fromstring", "loadtxt"], _PYTHON_INPUT),
-    **dict.fromkeys(["nanargmax", "nanargmin"], "raises ValueError for an all-NaN slice, which the values decide"),
     **dict.fromkeys(["shape", "iscomplexobj", "isrealobj", "isfortran", "isscalar"],
                     "a question about the object, not its values: runs in Python"),
     "copyto": "writes into its first argument in place",
@@ -95,6 +92,8 @@ def status(qualified: str) -> tuple[str, str]:
     if entry is not None:
         kind = "composite" if isinstance(entry, Composite) else entry.category
         return f"`{entry.name}` ({kind})", ""
+    if function in VALUE_SHAPED:
+        return "no", f"{VALUE_SHAPED[function]}: a graph break"
     return "no", WHY_NOT.get(qualified, "not in the registry yet")
 
 

@@ -37,6 +37,11 @@ FORWARDED = {name: name for name in (
     "neg": "negative", "sub": "subtract", "mul": "multiply", "div": "divide", "pow": "power",
     "unsqueeze": "expand_dims", "amax": "max", "amin": "min", "absolute": "abs", "conj": "conjugate"}
 
+# NOTE(dtype-reductions): `np.sum(x, dtype=d)` (prod, mean, var, std, cumsum, cumprod
+# too) casts the elements to d and accumulates in d, which is the op on astype(x, d);
+# the methods of these names take `dtype=` so, on tensors as in compiled functions.
+COMPUTED_IN_DTYPE = frozenset({"sum", "prod", "mean", "var", "std", "cumsum", "cumprod"})
+
 # PyTorch's dtype-conversion methods.
 CONVERSIONS = {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64, "int": np.int32,
                "bool": np.bool_}
@@ -120,11 +125,13 @@ class TensorMethods:
     def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's keywords)
         return REGISTRY["clip"](self, min, max)
 
-    def var(self, axis=None, ddof=0, keepdims=False, *, correction=None, unbiased=None, **kwargs):
-        return REGISTRY["var"](self, **_deviation_arguments(axis, ddof, keepdims, correction, unbiased, kwargs))
+    def var(self, axis=None, ddof=0, keepdims=False, *, correction=None, unbiased=None, dtype=None, **kwargs):
+        return REGISTRY["var"](in_dtype(self, dtype),
+                               **_deviation_arguments(axis, ddof, keepdims, correction, unbiased, kwargs))
 
-    def std(self, axis=None, ddof=0, keepdims=False, *, correction=None, unbiased=None, **kwargs):
-        return REGISTRY["std"](self, **_deviation_arguments(axis, ddof, keepdims, correction, unbiased, kwargs))
+    def std(self, axis=None, ddof=0, keepdims=False, *, correction=None, unbiased=None, dtype=None, **kwargs):
+        return REGISTRY["std"](in_dtype(self, dtype),
+                               **_deviation_arguments(axis, ddof, keepdims, correction, unbiased, kwargs))
 
     def masked_fill(self, mask, value):
         return REGISTRY["where"](mask, value, self)
@@ -139,11 +146,19 @@ def _deviation_arguments(axis, ddof, keepdims, correction, unbiased, kwargs) -> 
     return {"axis": kwargs.pop("axis", axis), "ddof": ddof, "keepdims": kwargs.pop("keepdims", keepdims), **kwargs}
 
 
+def in_dtype(tensor, dtype):
+    """The tensor a reduction with `dtype=` computes on (NOTE(dtype-reductions))."""
+    return tensor if dtype is None else REGISTRY["astype"](tensor, np.dtype(dtype))
+
+
 def _forwarding_method(method: str, entry_name: str):
     entry = REGISTRY[entry_name]
 
     def method_function(self, *args, **kwargs):
-        return entry(self, *args, **numpy_keywords(kwargs))
+        kwargs = numpy_keywords(kwargs)
+        if entry_name in COMPUTED_IN_DTYPE and "dtype" in kwargs:
+            self = in_dtype(self, kwargs.pop("dtype"))
+        return entry(self, *args, **kwargs)
 
     method_function.__name__ = method_function.__qualname__ = method
     method_function.__doc__ = f"pyjit.ops.{entry_name} of this tensor."

@@ -21,10 +21,11 @@ import inspect
 
 import numpy as np
 
-from ..autograd.methods import CONVERSIONS, FORWARDED, numpy_keywords
+from ..autograd.methods import COMPUTED_IN_DTYPE, CONVERSIONS, FORWARDED, numpy_keywords
 from ..ops import REGISTRY
 from .backward import backward_break
 from .breaks import Break
+from .functionalise import refuse_update, write
 from .operators import inplace_binary, into, ufunc_into
 from .values import ArrayValue, ConstantValue, SequenceValue, Value, describe, fold, registry_entry
 
@@ -38,14 +39,37 @@ ARRAY_METHODS = frozenset(name for name in (*FORWARDED, "var", "std", "reshape",
 # Tensor methods that update in place, as their operators (NOTE(functionalisation) in functionalise.py).
 _INPLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
 # ndarray methods that copy: `x.copy()` is `astype` to its own dtype (a new array on every
-# call), `flatten()` a copy of `reshape(-1)`, and `ravel()` is `reshape(-1)`.
+# call), `flatten(order)` a copy of `ravel(order)`, and `ravel(order)` is the registry's.
 COPYING_METHODS = frozenset({"copy", "flatten", "ravel"})
 # ndarray methods that change the array itself, with a captured function of the same name.
 _IN_PLACE_ARRAY_METHODS = frozenset({"sort"})
 # Methods whose answer is the array's values as Python objects: data-dependent breaks.
 _VALUE_METHODS = frozenset({"item", "tolist", "tobytes", "numpy"})
 # Tensor methods the interpreter records (NOTE(tensor-capture)).
-TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute"})
+TENSOR_METHODS = frozenset({*FORWARDED, *CONVERSIONS, *_INPLACE_METHODS, "reshape", "view", "transpose", "permute",
+                            "var", "std"})
+
+
+# NOTE(value-shaped-calls): NumPy functions whose result's shape (or dtype) only the values
+# decide: a graph must know them, so a call of one is a graph break with this reason.
+_VALUES_DECIDE = "the shape of its result depends on the values, which a graph cannot know"
+_EIGENVALUES_DECIDE = ("for a real matrix its dtype depends on the values (real when every eigenvalue is real), "
+                       "which a graph cannot know")
+VALUE_SHAPED = {
+    **dict.fromkeys((np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.trim_zeros), _VALUES_DECIDE),
+    np.linalg.eig: _EIGENVALUES_DECIDE, np.linalg.eigvals: _EIGENVALUES_DECIDE,
+    np.linalg.lstsq: "the shape of its residuals depends on the rank the values give, and the rank is a Python int",
+}
+
+
+def value_shaped_break(function) -> Break | None:
+    """The break a call of `function` is when its result's shape depends on the values."""
+    reason = VALUE_SHAPED.get(function) if callable(function) else None
+    if reason is None:
+        return None
+    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals, np.linalg.lstsq) else "numpy"
+    return Break("data_dependent", f"{module}.{function.__name__}() is a graph break: {reason}",
+                 hint="it runs in Python at a graph break; compute it outside the compiled function")
 
 
 def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -62,14 +86,9 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
     return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
 
 
-# NOTE(dtype-reductions): `np.sum(x, dtype=d)` (prod, mean, var, std, cumsum, cumprod
-# too) casts the elements to d and accumulates in d, which is the op on astype(x, d).
-_COMPUTED_IN_DTYPE = frozenset({"sum", "prod", "mean", "var", "std", "cumsum", "cumprod"})
-
-
 def _computed_in_dtype(tracer, entry, function, args: list, kwargs: dict) -> tuple[list, dict]:
     """The call with its dtype= argument made an astype of the data (NOTE(dtype-reductions))."""
-    parameters = _parameters(function) if entry.name in _COMPUTED_IN_DTYPE else None
+    parameters = _parameters(function) if entry.name in COMPUTED_IN_DTYPE else None
     if parameters is None or "dtype" not in parameters.parameters:
         return args, kwargs
     try:
@@ -102,12 +121,17 @@ def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
 # NOTE(ufunc-methods): `np.add.outer`, `np.multiply.reduce`, `np.add.accumulate` are the
 # ufunc's op on arrays given new trailing axes (outer, for any binary ufunc of the
 # registry), and the reductions and scans the registry has for the ufunc (reduce's and
-# accumulate's axis defaults to 0, not None as np.sum's). Others (`np.maximum.accumulate`,
-# `reduceat`, `at`) run in Python at a graph break.
-UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate"})
+# accumulate's axis defaults to 0, not None as np.sum's): accumulate of add and multiply
+# is cumsum and cumprod, of maximum, minimum and the logical ufuncs the registry's
+# `<name>_accumulate` (NOTE(ufunc-accumulate) in pyjit/ops/cumulative.py). `np.add.at(a,
+# index, b)`, which adds in place with repeated indices accumulating, is index_add
+# written into `a` (NOTE(functionalisation)). Others (`reduceat`, `at` of other ufuncs,
+# accumulate of other ufuncs) run in Python at a graph break.
+UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate", "at"})
 _REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min, "logical_and": np.all,
                "logical_or": np.any}
 _SCANS = {"add": np.cumsum, "multiply": np.cumprod}
+_ACCUMULATED = frozenset({"maximum", "minimum", "logical_and", "logical_or", "logical_xor"})
 _METHOD_PARAMETERS = {"reduce": ("axis", "dtype", "out", "keepdims", "initial", "where"),
                       "accumulate": ("axis", "dtype", "out")}
 
@@ -121,14 +145,34 @@ def call_ufunc_method(tracer, ufunc: np.ufunc, method: str, args: list[Value], k
         if isinstance(a, ArrayValue) and trailing:
             a = tracer.call_op(REGISTRY["expand_dims"], (a, ConstantValue(tuple(range(-trailing, 0)))), {})
         return call_numpy(tracer, entry, ufunc, [a, b], {})
+    if method == "accumulate" and ufunc.__name__ in _ACCUMULATED:
+        return _accumulated(tracer, ufunc, args, kwargs)
+    if method == "at" and ufunc is np.add and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
+        target, index, values = args
+        refuse_update(tracer, target, values, "numpy.add.at")
+        write(tracer, target, tracer.call_op(REGISTRY["index_add"], (target, index, values), {}))
+        return ConstantValue(None)
     function = (_REDUCTIONS if method == "reduce" else _SCANS if method == "accumulate" else {}).get(ufunc.__name__)
     if function is None or not args or len(args) > 1 + len(_METHOD_PARAMETERS[method]):
         raise Break("unsupported", f"numpy.{ufunc.__name__}.{method} is not captured",
                     hint="it runs in Python at a graph break; the captured ufunc methods are outer for binary "
                          "ufuncs, reduce of add, multiply, maximum, minimum, logical_and and logical_or, and "
-                         "accumulate of add and multiply")
+                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at")
     named = {"axis": ConstantValue(0), **dict(zip(_METHOD_PARAMETERS[method], args[1:])), **kwargs}
     return call_numpy(tracer, registry_entry(function), function, args[:1], named)
+
+
+def _accumulated(tracer, ufunc: np.ufunc, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`np.maximum.accumulate(x, axis=0, dtype=None, out=None)` as the registry's scan."""
+    try:
+        bound = inspect.signature(lambda array, axis=0, dtype=None, out=None: None).bind(*args, **kwargs).arguments
+    except TypeError as error:
+        raise Break("user_error", f"numpy.{ufunc.__name__}.accumulate: {error}") from None
+    if not _is_none(bound.get("dtype")) or not _is_none(bound.get("out")):
+        raise Break("unsupported", f"numpy.{ufunc.__name__}.accumulate's dtype= and out= are not captured",
+                    hint="it runs in Python at a graph break")
+    axis = bound.get("axis", ConstantValue(0))
+    return tracer.call_op(REGISTRY[f"{ufunc.__name__}_accumulate"], (bound["array"], axis), {})
 
 
 def call_scalar_type(tracer, kind: type, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -237,13 +281,23 @@ def call_tensor_method(tracer, tensor: ArrayValue, name: str, args: list[Value],
     if name in ("reshape", "transpose"):
         return call_method(tracer, tensor, name, args, kwargs)
     keywords = fold(numpy_keywords, kwargs)
+    if name in ("var", "std"):  # np.var's arguments, and PyTorch's correction= or unbiased= as ddof
+        correction, unbiased = keywords.pop("correction", None), keywords.pop("unbiased", None)
+        if not isinstance(unbiased, (ConstantValue, type(None))):
+            raise Break("unsupported", f"Tensor.{name}(unbiased=) of a value the graph computes is not captured")
+        if not _is_none(correction) or not _is_none(unbiased):
+            keywords["ddof"] = correction if not _is_none(correction) else ConstantValue(int(unbiased.value))
+        return call_method(tracer, tensor, name, args, keywords)
+    dtype = keywords.pop("dtype", None) if FORWARDED[name] in COMPUTED_IN_DTYPE else None
+    if not _is_none(dtype):  # NOTE(dtype-reductions)
+        tensor = tracer.call_op(REGISTRY["astype"], (tensor, dtype), {})
     return tracer.call_op(REGISTRY[FORWARDED[name]], (tensor, *args), keywords)
 
 
 def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    if name in COPYING_METHODS and not args and not kwargs:
+    if name in COPYING_METHODS and (not args and not kwargs or name != "copy" and _order_only(args, kwargs)):
         if name != "copy":
-            array = tracer.call_op(REGISTRY["reshape"], (array, ConstantValue(-1)), {})
+            array = tracer.call_op(REGISTRY["ravel"], (array, *args, *kwargs.values()), {})
         if name == "ravel":
             return array
         return tracer.call_op(REGISTRY["astype"], (array, ConstantValue(array.node.meta.dtype)), {})
@@ -264,6 +318,11 @@ def call_method(tracer, array: ArrayValue, name: str, args: list[Value], kwargs:
             packed = SequenceValue(tuple, list(args)) if args else ConstantValue(None)
         return tracer.call_op(entry, (array, packed), {})
     return call_numpy(tracer, entry, getattr(np, name, None), [array, *args], kwargs)
+
+
+def _order_only(args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """`x.ravel("F")`, `x.flatten(order="F")`: the one argument is the order."""
+    return len(args) + len(kwargs) == 1 and set(kwargs) <= {"order"}
 
 
 def _new_view(tracer, array: ArrayValue, args: list[Value], kwargs: dict[str, Value]) -> Value:

@@ -10,7 +10,8 @@ import types
 import numpy as np
 
 from .allowed import graph_op, makes_tensors
-from .array_calls import call_method, call_numpy, call_scalar_type, call_tensor_method, call_ufunc_method
+from .array_calls import (call_method, call_numpy, call_scalar_type, call_tensor_method, call_ufunc_method,
+                          value_shaped_break)
 from .attributes import load_attr
 from .backward import backward_break, inline_hook, is_hook_call, runs_backward
 from .breaks import Break
@@ -57,6 +58,9 @@ def call(tracer, fn: Value, args: list[Value], kwargs: dict[str, Value]) -> Valu
     declared = _declared_call(fn)
     if declared is not None:  # NOTE(inlining): the method a class declares its calls run
         return call(tracer, load_attr(tracer, fn, declared), args, kwargs)
+    shaped_by_values = value_shaped_break(fn.value) if isinstance(fn, ObjectValue) else None
+    if shaped_by_values is not None:  # NOTE(value-shaped-calls)
+        raise shaped_by_values
     inlined = call_user(tracer, fn, args, kwargs)
     if inlined is not None:
         return inlined

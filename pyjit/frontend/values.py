@@ -108,7 +108,7 @@ class CallableValue(Value):
     "method" (target: the ndarray or Tensor method's name, bound to `self`), "user" (target: a Python function,
     the method bound to `self`, inlined: NOTE(inlining)), "builtin" (target: the builtin), "container_method"
     (target: a list or dict method's name, bound to the list or dict value `self`: NOTE(side-effects)),
-    "ufunc_method" (target: "outer", "reduce" or "accumulate", of the "numpy" value `self`:
+    "ufunc_method" (target: "outer", "reduce", "accumulate" or "at", of the "numpy" value `self`:
     NOTE(ufunc-methods) in array_calls.py) or "graph_break"."""
 
     kind: str

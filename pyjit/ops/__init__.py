@@ -3,7 +3,7 @@
 
 from . import (  # noqa: F401  (each registers its ops)
     complex_parts, composites, creation, cumulative, diagonals, fourier, indexing, lapack, linalg, manipulation,
-    pointwise, reductions, signal, sorting, statistics, views)
+    pointwise, reductions, signal, sorting, statistics, two_results, views, windows)
 from .registry import CATEGORIES, REGISTRY, Composite, Op
 
 

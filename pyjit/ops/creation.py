@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ..graph import SymInt, TensorMeta, broadcast_shapes
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
 from .registry import op, primitive
 from .shape_rules import check_python_integers, device_of, is_array, normalize_axis, operand_dtype, shape_of, ufunc_meta
 
@@ -102,7 +102,7 @@ def _arange_meta(start, stop=None, step=None, dtype=None, device=None) -> Tensor
         _check_first_values([start, second][:length], dtype)
     if dtype.kind == "b" and length > 2:
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
-    return TensorMeta((length,), dtype, _device(device))
+    return TensorMeta((length,), dtype, creation_device(device))
 
 
 def _bound_dtype(value) -> np.dtype:
@@ -173,7 +173,8 @@ def arange(xp, start, stop=None, step=None, dtype=None, device=None):
 # says where the array belongs, so the frontend gives them the device of the frame's
 # array inputs (NOTE(devices-follow-inputs) in pyjit/frontend/array_calls.py): the same
 # graph makes NumPy arrays for NumPy inputs and CuPy arrays for CuPy inputs.
-def _device(device) -> str:
+def creation_device(device) -> str:
+    """The device a creation op makes its array on: "cpu" when none is named (NOTE(creation-device))."""
     if device is None or device == "cpu" or (type(device) is str and device.startswith("cuda:")):
         return device or "cpu"
     raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: {device}")
@@ -181,7 +182,7 @@ def _device(device) -> str:
 
 def array_module(xp, device):
     """The array module and the device context an op of `device` computes in."""
-    if _device(device) == "cpu":
+    if creation_device(device) == "cpu":
         return xp, contextlib.nullcontext()
     import cupy
 
@@ -209,7 +210,7 @@ def normalized_shape(shape) -> tuple:
 def _filled_meta(shape, dtype=None, order="C", device=None) -> TensorMeta:
     if order not in ("C", "F"):
         raise ValueError(f"order must be one of 'C', 'F' (got {order!r})")
-    return TensorMeta(normalized_shape(shape), np.dtype(float if dtype is None else dtype), _device(device))
+    return TensorMeta(normalized_shape(shape), np.dtype(float if dtype is None else dtype), creation_device(device))
 
 
 @primitive("zeros", category="other", meta=_filled_meta)
@@ -311,23 +312,39 @@ def tri(xp, N, M=None, k=0, dtype=float, device=None):
 
 def _linspace_meta(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
                    device=None) -> TensorMeta:
-    if is_array(start) or is_array(stop):
-        raise NotImplementedError("linspace between arrays is not captured")
+    """`num` values between start and stop; array bounds broadcast, and the samples run
+    along `axis` of the result (NumPy's: a new axis, at 0 by default)."""
     if retstep:
         raise NotImplementedError("linspace(retstep=True) returns a Python float step, which is not captured")
     if not isinstance(num, SymInt):
         num = operator.index(num)
         if num < 0:
             raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    normalize_axis(axis, 1)
-    if dtype is None:
-        dtype = np.result_type(start, stop, 1.0)  # NumPy: result_type(start, stop, float(num))
-    return TensorMeta((num,), np.dtype(dtype), _device(device))
+    bounds = broadcast_shapes(shape_of(start), shape_of(stop))
+    axis = normalize_axis(axis, len(bounds) + 1)
+    if dtype is None:  # NumPy: result_type(start, stop, float(num))
+        dtype = np.result_type(*(value.dtype if is_array(value) else value for value in (start, stop)), 1.0)
+    on = device_of(start, stop) if is_array(start) or is_array(stop) else creation_device(device)
+    return TensorMeta(bounds[:axis] + (num,) + bounds[axis:], np.dtype(dtype), on)
 
 
-@primitive("linspace", category="other", meta=_linspace_meta)
+def _linspace_vjp(grad, out, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None):
+    """Sample i is start + t_i (stop - start) with t_i = i / (num - 1) (i / num without
+    the endpoint), so start gets the gradient weighted by 1 - t_i and stop by t_i,
+    summed over the samples and back to each bound's shape."""
+    if not (is_differentiable(start) or is_differentiable(stop)) or not is_differentiable(out):
+        return None, None
+    axis = normalize_axis(axis, out.ndim)
+    steps = max(int(num) - 1, 1) if endpoint else max(int(num), 1)
+    weights = op.divide(positions(grad, axis), steps)
+    to_stop = op.sum(op.multiply(grad, weights), axis=axis)
+    to_start = op.subtract(op.sum(grad, axis=axis), to_stop)
+    return input_grad(start, to_start), input_grad(stop, to_stop)
+
+
+@primitive("linspace", category="other", meta=_linspace_meta, vjp=_linspace_vjp)
 def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None):
-    """numpy.linspace between scalars (NOTE(creation-device))."""
+    """numpy.linspace between scalars or arrays (NOTE(creation-device))."""
     xp, on_device = array_module(xp, device)
     with on_device:
         return xp.linspace(start, stop, num, endpoint, retstep, dtype, axis)
@@ -335,8 +352,8 @@ def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
 
 def _logspace_meta(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, device=None) -> TensorMeta:
     """base ** linspace(start, stop), in `dtype` when given, else in power's dtype."""
-    if is_array(base):
-        raise NotImplementedError("logspace with an array base is not captured")
+    if is_array(base) or is_array(start) or is_array(stop):
+        raise NotImplementedError("logspace between arrays or with an array base is not captured")
     exponents = _linspace_meta(start, stop, num, endpoint, False, None, axis, device)
     powers = ufunc_meta(np.power)(base, exponents)
     return powers if dtype is None else powers.with_(dtype=np.dtype(dtype))
@@ -379,3 +396,23 @@ def triu(xp, m, k=0):
 def tril(xp, m, k=0):
     """numpy.tril: zeros above the k-th diagonal of the last two axes."""
     return xp.tril(m, k)
+
+
+# -- indices -------------------------------------------------------------------------------
+def _indices_meta(dimensions, dtype=int, sparse=False, device=None) -> TensorMeta:
+    """One grid of indices per dimension, stacked first; sizes may be symbolic."""
+    if sparse:
+        raise NotImplementedError("indices(sparse=True) gives a tuple of arrays, which is not captured")
+    if not isinstance(dimensions, (tuple, list)):
+        raise TypeError(f"object of type '{type(dimensions).__name__}' has no len()")
+    sizes = normalized_shape(dimensions)
+    return TensorMeta((len(sizes),) + sizes, np.dtype(dtype), creation_device(device))
+
+
+@primitive("indices", category="other", meta=_indices_meta)
+def indices(xp, dimensions, dtype=int, sparse=False, device=None):
+    """numpy.indices: grid[i] holds the i-th index of each position of a `dimensions`
+    grid (NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.indices(dimensions, dtype)

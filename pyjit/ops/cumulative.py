@@ -9,10 +9,14 @@ along axis 0, as in NumPy.
 
 from __future__ import annotations
 
+import operator
+
+import numpy as np
+
 from ..graph import TensorMeta
-from .gradients import input_grad, is_differentiable
+from .gradients import input_grad, is_differentiable, positions
 from .reductions import accumulated_dtype
-from .registry import op, primitive
+from .registry import composite, op, primitive
 from .shape_rules import normalize_axis
 
 
@@ -77,3 +81,66 @@ def _cumprod_vjp(grad, out, x, axis=None):
 def cumprod(xp, x, axis=None):
     """numpy.cumprod: running products along `axis` (of the flattened array when None)."""
     return xp.cumprod(x, axis=axis)
+
+
+# -- the running extremes and logical scans (numpy.maximum.accumulate, ...) ----------------
+# NOTE(ufunc-accumulate): `np.maximum.accumulate(x, axis)` and `np.minimum.accumulate`
+# keep x's dtype and run NumPy's (CuPy's) own ufunc method along one axis (0 by default,
+# as for every ufunc's accumulate), unfused; NaN propagates from where it first appears.
+# The gradient of each running extreme goes to the element that set it, the latest of
+# tied elements (as PyTorch's cummax and cummin): that element's position is itself a
+# running maximum of the positions where x equals the result, and index_add sums the
+# gradient there. The logical scans are these on booleans (logical_and is a running
+# minimum of x != 0, logical_or a running maximum) and a parity of running counts
+# (logical_xor).
+def _accumulate_meta(x: TensorMeta, axis=0) -> TensorMeta:
+    if x.ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")
+    normalize_axis(operator.index(axis), x.ndim)
+    return x
+
+
+def _extreme_accumulate_vjp(grad, out, x, axis=0):
+    if not is_differentiable(x):
+        return (None,)
+    axis = normalize_axis(axis, x.ndim)
+    here = positions(x, axis)
+    setter = op.maximum_accumulate(op.where(op.equal(x, out), here, 0), axis)
+    index = tuple(setter if each == axis else positions(x, each) for each in range(x.ndim))
+    return (input_grad(x, op.index_add(op.zeros_like(grad), index, grad)),)
+
+
+@primitive("maximum_accumulate", category="other", meta=_accumulate_meta, vjp=_extreme_accumulate_vjp)
+def maximum_accumulate(xp, x, axis=0):
+    """numpy.maximum.accumulate: the running maximum along `axis` (NOTE(ufunc-accumulate))."""
+    return xp.maximum.accumulate(x, axis=axis)
+
+
+@primitive("minimum_accumulate", category="other", meta=_accumulate_meta, vjp=_extreme_accumulate_vjp)
+def minimum_accumulate(xp, x, axis=0):
+    """numpy.minimum.accumulate: the running minimum along `axis` (NOTE(ufunc-accumulate))."""
+    return xp.minimum.accumulate(x, axis=axis)
+
+
+def _truths(x):
+    return x if np.dtype(x.dtype).kind == "b" else op.not_equal(x, 0)
+
+
+@composite("logical_and_accumulate")
+def logical_and_accumulate(x, axis=0):
+    """numpy.logical_and.accumulate: whether every element so far is true (NOTE(ufunc-accumulate))."""
+    return op.minimum_accumulate(_truths(x), axis)
+
+
+@composite("logical_or_accumulate")
+def logical_or_accumulate(x, axis=0):
+    """numpy.logical_or.accumulate: whether any element so far is true (NOTE(ufunc-accumulate))."""
+    return op.maximum_accumulate(_truths(x), axis)
+
+
+@composite("logical_xor_accumulate")
+def logical_xor_accumulate(x, axis=0):
+    """numpy.logical_xor.accumulate: whether an odd number of elements so far are true
+    (NOTE(ufunc-accumulate))."""
+    _accumulate_meta(x, axis)
+    return op.not_equal(op.mod(op.cumsum(_truths(x), axis), 2), 0)

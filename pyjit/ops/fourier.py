@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import TensorMeta
+from ..graph import SymInt, TensorMeta
+from .creation import array_module, creation_device, normalized_shape
 from .gradients import input_grad, is_differentiable, positions
 from .registry import composite, op, primitive
-from .shape_rules import normalize_axis
+from .shape_rules import is_array, normalize_axis
 
 _DUAL_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -159,3 +160,50 @@ def fft2(x, s=None, axes=(-2, -1), norm=None):
 def ifft2(x, s=None, axes=(-2, -1), norm=None):
     """numpy.fft.ifft2: ifft along each of `axes`."""
     return _along_axes(op.ifft, x, s, axes, norm)
+
+
+# -- sample frequencies ----------------------------------------------------------------------
+# NOTE(fft-frequencies): fftfreq and rfftfreq make arrays from a length and a spacing
+# alone, as the creation ops do, so they take a `device` and follow the frame's array
+# inputs (NOTE(creation-device) in creation.py). NumPy computes integers times
+# 1 / (n d), so its dtype is the one of an integer array times that scalar (float64, or
+# complex128 for a complex d), and n = 0 or d = 0 divide by zero (ZeroDivisionError,
+# raised when the graph runs if n is a symbolic size). A symbolic n stays symbolic in
+# fftfreq, and in rfftfreq while it is even (an odd one is specialised).
+def _frequencies_meta(length):
+    def meta(n, d=1.0, device=None) -> TensorMeta:
+        if is_array(d):
+            raise NotImplementedError("a spacing held in an array is not captured")
+        if not isinstance(n, (SymInt, int, np.integer)):
+            raise ValueError("n should be an integer")
+        scale = 1.0 / ((n if isinstance(n, (int, np.integer)) else 1) * d)
+        dtype = (np.zeros(1, dtype=int) * scale).dtype
+        return TensorMeta((length(n),), dtype, creation_device(device))
+    return meta
+
+
+def _fftfreq_length(n):
+    if isinstance(n, SymInt):
+        return n
+    return normalized_shape(int(n))[0]
+
+
+def _frequencies(name: str, length, doc: str):
+    def impl(xp, n, d=1.0, device=None):
+        xp, on_device = array_module(xp, device)
+        with on_device:
+            return getattr(xp.fft, name)(n, d)
+    impl.__doc__ = doc
+    return primitive(name, category="other", meta=_frequencies_meta(length))(impl)
+
+
+def _rfftfreq_length(n):
+    if isinstance(n, SymInt) and n % 2 == 0:  # an even symbolic size stays symbolic
+        return n // 2 + 1
+    return max(int(n) // 2 + 1, 0)
+
+
+fftfreq = _frequencies("fftfreq", _fftfreq_length, "numpy.fft.fftfreq: the frequencies of an fft of n points "
+                       "spaced d apart (NOTE(fft-frequencies)).")
+rfftfreq = _frequencies("rfftfreq", _rfftfreq_length, "numpy.fft.rfftfreq: the frequencies of an rfft of n points "
+                        "spaced d apart (NOTE(fft-frequencies)).")

@@ -21,9 +21,11 @@ call has one result, so the primitive `eigh_packed` returns them in one array, t
 eigenvalues as its first row and the eigenvectors below (in the eigenvectors' dtype,
 exactly: a real eigenvalue survives the round trip through a complex dtype), and the
 composites `eigh` and `eigvalsh` take them apart with views; `qr_packed` likewise puts
-Q and R side by side, and `svd_packed` stacks U, the singular values and Vh.
-numpy.linalg's eig, slogdet and lstsq (whose residuals' shape depends on the rank the
-values give) are not in the registry (docs/ops.md).
+Q and R side by side, `svd_packed` stacks U, the singular values and Vh, and
+`slogdet_packed` the sign and the logarithm. numpy.linalg's eig (whose dtype, for a real
+matrix, is real only when the values make every eigenvalue real) and lstsq (whose
+residuals' shape depends on the rank the values give) are not in the registry
+(docs/ops.md).
 """
 
 from __future__ import annotations
@@ -139,6 +141,49 @@ def _det_vjp(grad, out, a):
 def det(xp, a):
     """numpy.linalg.det: the determinant of each matrix (LAPACK getrf)."""
     return xp.linalg.det(a)
+
+
+# -- slogdet (NOTE(packed-eigh): the sign and the logarithm side by side) ------------------
+def _slogdet_packed_meta(a: TensorMeta) -> TensorMeta:
+    check_square(a)
+    return TensorMeta(a.shape[:-2] + (2,), np.linalg.slogdet(np.eye(1, dtype=a.dtype))[0].dtype, a.device)
+
+
+def _unpacked_slogdet(packed):
+    sign, logarithm = op.getitem(packed, (Ellipsis, 0)), op.getitem(packed, (Ellipsis, 1))
+    return sign, (op.real(logarithm) if np.dtype(packed.dtype).kind == "c" else logarithm)
+
+
+def _slogdet_vjp(grad, out, a):
+    """PyTorch's: d log|det a| = Re tr(a^-1 da) and, for complex a, d sign = i sign Im
+    tr(a^-1 da), so grad_a = g a^-H with g = g_log - i Im(conj(g_sign) sign) (g_log
+    alone for a real a, whose sign is piecewise constant). A singular a raises
+    LinAlgError here, from its inverse, as det's derivative does."""
+    if not is_differentiable(a):
+        return (None,)
+    sign, _ = _unpacked_slogdet(out)
+    grad_sign, grad_log = _unpacked_slogdet(grad)
+    scale = grad_log
+    if np.dtype(out.dtype).kind == "c":
+        turned = op.imag(op.multiply(op.conjugate(grad_sign), sign))
+        scale = op.subtract(op.astype(grad_log, out.dtype), op.multiply(turned, 1j))
+    scale = op.reshape(scale, tuple(scale.shape) + (1, 1))
+    return (input_grad(a, op.multiply(scale, adjoint(op.inv(a)))),)
+
+
+@primitive("slogdet_packed", category="other", meta=_slogdet_packed_meta, vjp=_slogdet_vjp)
+def slogdet_packed(xp, a):
+    """numpy.linalg.slogdet's sign and log|det| as the last axis of one array, in the
+    sign's dtype (NOTE(packed-eigh)), from one LAPACK call."""
+    sign, logarithm = xp.linalg.slogdet(a)
+    return xp.stack([sign, logarithm.astype(sign.dtype)], axis=-1)
+
+
+@composite("slogdet")
+def slogdet(a):
+    """numpy.linalg.slogdet: (sign, log|det|) of each matrix, as a tuple (NumPy's
+    SlogdetResult is a named tuple); a singular matrix gives (0, -inf), as in NumPy."""
+    return _unpacked_slogdet(op.slogdet_packed(a))
 
 
 # -- cholesky -----------------------------------------------------------------------------

@@ -3,6 +3,8 @@ copies (composites: their derivatives are their primitives')."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..graph import SymInt
@@ -32,9 +34,14 @@ def ascontiguousarray(a, dtype=None):
 
 @composite("ravel")
 def ravel(a, order="C"):
-    """numpy.ravel in C order."""
-    if order != "C":
+    """numpy.ravel in C order, or in F order (the transpose's C order: a copy). Orders
+    "A" and "K" follow the input's memory layout, which a graph does not model."""
+    if order in ("F", "f"):
+        a = op.transpose(a, tuple(reversed(range(a.ndim))))
+    elif order in ("A", "a", "K", "k"):
         raise NotImplementedError(f"ravel(order={order!r}) is not captured")
+    elif order not in ("C", "c", None):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     return op.reshape(a, (-1,))
 
 
@@ -59,6 +66,17 @@ def flipud(m):
     return flip(m, 0)
 
 
+def _roll_cut(size, shift):
+    """Where the rolled axis is cut: size - shift % size. With a symbolic size (or shift)
+    the shift must lie within one length either way (-size <= shift <= size: the
+    comparisons are guards), since a symbolic remainder has no size expression."""
+    if not isinstance(size, SymInt) and not isinstance(shift, SymInt):
+        return size - shift % size if size else 0
+    if not -size <= shift <= size:
+        raise NotImplementedError("roll by more than the length of an axis of symbolic size is not captured")
+    return size - shift if shift >= 0 else -shift
+
+
 @composite("roll")
 def roll(a, shift, axis=None):
     """numpy.roll: the last `shift` elements along `axis` moved to the front."""
@@ -67,9 +85,7 @@ def roll(a, shift, axis=None):
     for each_shift, each_axis in np.broadcast(shift, axis):
         each_axis = normalize_axis(int(each_axis), a.ndim)
         size = a.shape[each_axis]
-        if isinstance(size, SymInt):
-            raise NotImplementedError("roll along an axis of symbolic size is not captured")
-        cut = size - int(each_shift) % size if size else 0
+        cut = _roll_cut(size, each_shift if isinstance(each_shift, SymInt) else operator.index(each_shift))
         if 0 < cut < size:
             a = op.concatenate([along(a, each_axis, slice(cut, None)), along(a, each_axis, slice(None, cut))],
                                axis=each_axis)

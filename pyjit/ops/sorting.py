@@ -15,6 +15,7 @@ import numpy as np
 
 from ..graph import TensorMeta
 from .gradients import input_grad, is_differentiable
+from .reductions import arg_reduction_meta
 from .registry import op, primitive
 from .shape_rules import normalize_axis
 
@@ -159,3 +160,20 @@ def searchsorted(xp, a, v, side="left", sorter=None):
     """numpy.searchsorted: where each v would be inserted into the sorted 1-D `a` to keep
     it sorted (before equal elements with side="left", after them with "right")."""
     return xp.searchsorted(a, v, side=side, sorter=sorter)
+
+
+# -- nanargmax, nanargmin ------------------------------------------------------------------
+# NOTE(nan-arg-reductions): NumPy's nanargmax and nanargmin skip NaNs and raise ValueError
+# for a slice of NaNs only: the values decide whether they raise, so the primitives run
+# NumPy's (CuPy's) own functions, unfused, and that ValueError comes when the graph runs,
+# as LinAlgError does from solve. The shape and dtype are argmax's.
+@primitive("nanargmax", category="other", meta=arg_reduction_meta("argmax"))
+def nanargmax(xp, a, axis=None, keepdims=False):
+    """numpy.nanargmax: the index of the first maximum, NaNs skipped (NOTE(nan-arg-reductions))."""
+    return xp.nanargmax(a, axis=axis, keepdims=keepdims)
+
+
+@primitive("nanargmin", category="other", meta=arg_reduction_meta("argmin"))
+def nanargmin(xp, a, axis=None, keepdims=False):
+    """numpy.nanargmin: the index of the first minimum, NaNs skipped (NOTE(nan-arg-reductions))."""
+    return xp.nanargmin(a, axis=axis, keepdims=keepdims)

@@ -31,7 +31,7 @@ from .composites import reduced_count
 from .gradients import input_grad, is_differentiable, positions
 from .reductions import keep_reduced_dims
 from .registry import composite, op, primitive
-from .shape_rules import device_of, normalize_axes, normalize_axis, reduced_shape
+from .shape_rules import device_of, is_array, normalize_axes, normalize_axis, reduced_shape
 
 
 # -- NaN-ignoring reductions (NOTE(nan-reductions)) ---------------------------------------
@@ -463,3 +463,51 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     values (an int or edges; not a rule's name such as 'auto')."""
     return (op.histogram_counts(a, bins, range, density, weights),
             op.histogram_bin_edges(a, bins, range, weights))
+
+
+# -- bincount --------------------------------------------------------------------------------
+# NOTE(bincount-length): np.bincount(x, minlength=n) has max(n, max(x) + 1) counts, which
+# the values decide, and a graph must know its shapes. x's dtype bounds its values,
+# though: a uint8 x has none above 255, so with minlength >= 256 the length is minlength
+# whatever the values (booleans: 2, int8: 128, ...), and so it is for an empty x. Those
+# calls are captured; the others are graph breaks that say so. A negative value (which
+# only the values show) raises NumPy's ValueError when the graph runs.
+BINCOUNT_LENGTH = "the length of its result is max(x) + 1 where that exceeds minlength, which only the values decide"
+
+
+def _largest_count_index(dtype: np.dtype) -> int:
+    """One more than the largest value an x of this dtype can hold."""
+    return 2 if dtype.kind == "b" else int(np.iinfo(dtype).max) + 1
+
+
+def _bincount_meta(x: TensorMeta, weights=None, minlength=0) -> TensorMeta:
+    if x.ndim != 1:
+        raise ValueError("object too deep for desired array" if x.ndim else
+                         "object of too small depth for desired array")
+    if not np.can_cast(x.dtype, np.intp, "safe") and x.dtype != np.uint64:
+        raise TypeError(f"Cannot cast array data from {x.dtype!r} to dtype('int64') according to the rule 'safe'")
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if weights is not None and not is_array(weights):
+        raise NotImplementedError("bincount's weights must be an array to be captured")
+    if weights is not None and weights.shape != x.shape:
+        raise ValueError("The weights and list don't have the same length.")
+    empty = isinstance(x.shape[0], int) and x.shape[0] == 0
+    if not empty and minlength < _largest_count_index(x.dtype):
+        raise NotImplementedError(f"{BINCOUNT_LENGTH} (x of dtype {x.dtype} may hold values up to "
+                                  f"{_largest_count_index(x.dtype) - 1}, minlength is {minlength})")
+    dtype = np.dtype(np.float64 if weights is not None and not empty else np.intp)  # NumPy's, for an empty x
+    return TensorMeta((minlength,), dtype, device_of(x, weights))
+
+
+def _bincount_vjp(grad, out, x, weights=None, minlength=0):
+    """Each weight was added to the count of its value: its gradient is that count's."""
+    if not is_differentiable(weights):
+        return None, None
+    return None, input_grad(weights, op.take(grad, x))
+
+
+@primitive("bincount", category="other", meta=_bincount_meta, vjp=_bincount_vjp)
+def bincount(xp, x, weights=None, minlength=0):
+    """numpy.bincount where x's dtype makes the length minlength (NOTE(bincount-length))."""
+    return xp.bincount(x, weights, minlength)

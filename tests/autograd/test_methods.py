@@ -42,6 +42,38 @@ def test_methods_match_numpy():
     np.testing.assert_allclose(x.masked_fill(x > 0.5, 0.0).numpy(), np.where(array > 0.5, 0.0, array))
 
 
+@pytest.mark.parametrize("method", ["sum", "prod", "mean", "var", "std", "cumsum", "cumprod"])
+def test_reductions_take_dtype_and_compute_in_it_with_gradients(method):
+    """NOTE(dtype-reductions): x.sum(dtype=np.float64) casts first, as NumPy computes it,
+    on the tape as in a compiled function; the gradient comes back in x's dtype."""
+    array = np.random.default_rng(1).uniform(0.5, 1.5, (3, 4)).astype(np.float32)
+    want = getattr(array, method)(axis=1, dtype=np.float64)
+
+    def reduce(x):
+        return getattr(x, method)(axis=1, dtype=np.float64)
+
+    for function in (reduce, pyjit.compile(reduce, fullgraph=True)):
+        x = pyjit.tensor(array, requires_grad=True)
+        got = function(x)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        got.sum().backward()
+        assert x.grad.dtype == np.float32 and np.all(np.isfinite(x.grad.numpy()))
+    assert pyjit.tensor(array).sum(dtype=None).dtype == np.float32
+
+
+def test_var_and_std_take_pytorchs_corrections_in_compiled_functions():
+    array = np.random.default_rng(2).standard_normal((3, 4))
+
+    def deviations(x):
+        return x.var(dim=1, correction=1), x.std(unbiased=True), x.std(0, keepdim=True)
+
+    got = pyjit.compile(deviations, fullgraph=True)(pyjit.tensor(array))
+    want = (array.var(axis=1, ddof=1), array.std(ddof=1), array.std(axis=0, keepdims=True))
+    for got_item, want_item in zip(got, want, strict=True):
+        np.testing.assert_allclose(got_item.numpy(), want_item, rtol=1e-12)
+
+
 def test_shape_methods_take_numpy_and_pytorch_spellings():
     x = pyjit.tensor(np.arange(24.0).reshape(2, 3, 4))
     assert x.reshape(6, 4).shape == x.reshape((6, 4)).shape == x.view(-1, 4).shape == (6, 4)

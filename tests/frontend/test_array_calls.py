@@ -2,6 +2,8 @@
 arguments the registry does not model make the frame run as it is, ndarray and Tensor
 methods are recorded, and a method that is not captured breaks once, at its call."""
 
+import inspect
+
 import numpy as np
 import pytest
 from frontend.test_interpreter import same
@@ -218,7 +220,10 @@ def creation_calls(x):
     n, m = x.shape
     return (np.zeros((n, m), dtype=np.float32) + x, np.ones(n), np.full(x.shape, 2.5) * x, np.full((2, m), x[0]),
             np.empty((n, 0)), np.eye(n, m, 1), np.identity(m, dtype=int), np.tri(n, k=-1), np.triu(x), np.tril(x, 1),
-            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"))
+            np.linspace(0, 1, m), np.logspace(0, 2, n, base=2.0), np.arange(m, dtype=np.float32), np.zeros(m, "i8"),
+            np.hanning(m) * x, np.hamming(n), np.blackman(m), np.bartlett(n), np.kaiser(m, 5.0), np.indices(x.shape),
+            np.indices((n, 2), dtype=np.float32), np.fft.fftfreq(m, 0.5) * x, np.fft.rfftfreq(m),
+            np.linspace(x[0], x[1], 3, axis=-1), np.linspace(0.5, x, 4, endpoint=False))
 
 
 def assert_gives_numpys_results(compiled, fn, *inputs, rtol=0.0):
@@ -262,6 +267,28 @@ def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
     assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
 
 
+# Every entry that makes an array from constants alone (NOTE(creation-device)), with a
+# call NumPy accepts: a new entry with a device parameter needs a row here.
+_CREATION_CALLS = {"arange": (3,), "zeros": (3,), "ones": ((2, 3),), "empty": (0,), "full": (3, 1.5),
+                   "eye": (3,), "identity": (2,), "tri": (3,), "linspace": (0, 1, 5), "logspace": (0, 1, 5),
+                   "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
+                   "blackman": (5,), "bartlett": (5,), "kaiser": (5, 2.0)}
+
+
+def test_every_creation_op_takes_the_device_of_the_frames_inputs():
+    """np.hanning(n), np.fft.fftfreq(n), np.indices(shape) in a function of CuPy arrays
+    make their arrays on that GPU, as np.zeros does (NOTE(devices-follow-inputs))."""
+    with_device = sorted(name for name, entry in REGISTRY.items()
+                         if "device" in inspect.signature(getattr(entry, "impl", entry)).parameters)
+    assert with_device == sorted(_CREATION_CALLS)
+    tracer = _Capture("cuda:1")
+    for name, args in _CREATION_CALLS.items():
+        kwargs = _with_input_device(tracer, REGISTRY[name], tuple(map(ConstantValue, args)), {})
+        assert kwargs["device"].value == "cuda:1", name
+        assert REGISTRY[name].meta(*args, device="cuda:1").device == "cuda:1", name
+        assert REGISTRY[name].meta(*args).device == "cpu", name
+
+
 def more_ufuncs(x, y):
     return (np.exp2(x), np.log2(y), np.log10(y), np.cbrt(x), np.hypot(x, y), np.logaddexp(x, y),
             np.logaddexp2(x, 1.5), np.fmod(x, y), np.remainder(x, y), np.rint(x * 3), np.trunc(x * 3),
@@ -276,6 +303,23 @@ def test_the_real_ufuncs_run_in_one_graph(jit, backend):
     x, y = rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (3, 4))
     compiled = jit(more_ufuncs, backend=backend, fullgraph=True)
     assert_gives_numpys_results(compiled, more_ufuncs, x, y, rtol=1e-14)  # within the C library's few ulp
+
+
+def two_result_ufuncs(x, y):
+    quotient, remainder = np.divmod(x, y)
+    fraction, whole = np.modf(x * 3)
+    mantissa, exponent = np.frexp(x)
+    return quotient, remainder, fraction, whole, mantissa, exponent, np.ldexp(mantissa, exponent + 1), \
+        np.divmod(x.astype(np.int32), 3)
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_the_ufuncs_with_two_results_run_in_one_graph(jit, backend):
+    """NOTE(two-result-ufuncs): divmod, modf and frexp give tuples of NumPy's values."""
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(-9, 9, (3, 4)), rng.uniform(0.5, 2, (4,))
+    compiled = jit(two_result_ufuncs, backend=backend, fullgraph=True)
+    assert_gives_numpys_results(compiled, two_result_ufuncs, x, y)
 
 
 def test_the_real_ufuncs_have_gradients_on_tensors():
@@ -293,7 +337,8 @@ def ufunc_methods(x, v):
     return (np.add.outer(v, v), np.multiply.outer(x, v), np.subtract.outer(v, 2.0), np.outer(x, v),
             np.maximum.outer(v, x), np.add.reduce(x), np.multiply.reduce(x, 1), np.maximum.reduce(x, axis=None),
             np.minimum.reduce(x, keepdims=True), np.logical_or.reduce(x > 0, axis=1), np.add.accumulate(x),
-            np.multiply.accumulate(x, axis=1))
+            np.multiply.accumulate(x, axis=1), np.maximum.accumulate(x), np.minimum.accumulate(x, 1),
+            np.logical_and.accumulate(x > -1, axis=1), np.logical_or.accumulate(x > 1), np.logical_xor.accumulate(x > 0))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
@@ -304,10 +349,27 @@ def test_ufunc_methods_run_in_one_graph(jit, backend):
     assert_gives_numpys_results(compiled, ufunc_methods, x, v, rtol=1e-12)
 
 
+def scatter_adds(totals, index, weights):
+    np.add.at(totals, index, weights)  # repeated indices accumulate; totals is the caller's
+    counts = np.zeros(totals.shape[0])
+    np.add.at(counts, index, 1)
+    return counts
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_add_at_adds_in_place_with_repeated_indices_in_one_graph(jit, backend):
+    """NOTE(ufunc-methods): np.add.at is index_add written into its first argument."""
+    index, weights = np.array([0, 2, 2, 4, 0, 2]), np.linspace(0.5, 3.0, 6)
+    want_totals, got_totals = np.ones(5), np.ones(5)
+    compiled = jit(scatter_adds, backend=backend, fullgraph=True)
+    np.testing.assert_array_equal(compiled(got_totals, index, weights), scatter_adds(want_totals, index, weights))
+    np.testing.assert_array_equal(got_totals, want_totals)
+
+
 def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):
     x = np.arange(6.0)
-    np.testing.assert_array_equal(jit(lambda x: np.maximum.accumulate(x) + 1)(x), np.maximum.accumulate(x) + 1)
-    assert any("numpy.maximum.accumulate is not captured" in reason for reason in counters["graph_break"])
+    np.testing.assert_array_equal(jit(lambda x: np.subtract.accumulate(x) + 1)(x), np.subtract.accumulate(x) + 1)
+    assert any("numpy.subtract.accumulate is not captured" in reason for reason in counters["graph_break"])
 
 
 # -- NumPy scalars and dtype= (NOTE(scalar-values), NOTE(dtype-reductions)) -------------------
@@ -355,7 +417,7 @@ def manipulations(x, v):
             np.rot90(x), np.tile(v, (2, 1)), np.pad(x, 1), np.pad(x, ((0, 1), (2, 0)), mode="edge"),
             np.pad(x, 1, "reflect"), np.pad(v, 2, mode="wrap"), np.hstack([x, x]), np.vstack((v, v)),
             np.column_stack([v, v]), np.atleast_2d(v), np.atleast_3d(x), grid_x + grid_y, np.copy(x),
-            np.ascontiguousarray(x.T))
+            np.ascontiguousarray(x.T), np.ravel(x, order="F"), x.ravel("F"), x.flatten(order="F"))
 
 
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
@@ -363,3 +425,15 @@ def test_manipulation_routines_run_in_one_graph(jit, backend):
     rng = np.random.default_rng(7)
     x, v = rng.standard_normal((3, 4)), rng.standard_normal(5)
     assert_gives_numpys_results(jit(manipulations, backend=backend, fullgraph=True), manipulations, x, v)
+
+
+def rolls(x):
+    return np.roll(x, 2, axis=0), np.roll(x, -1), np.roll(x, x.shape[1] // 2, axis=1), np.roll(x, (1, -2), axis=(0, 1))
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_roll_along_axes_of_symbolic_size_is_one_graph_for_every_size(jit, backend):
+    compiled = jit(rolls, backend=backend, fullgraph=True, dynamic=True)
+    for shape in ((3, 4), (5, 6), (4, 8)):
+        assert_gives_numpys_results(compiled, rolls, np.random.default_rng(1).standard_normal(shape))
+    assert counters["stats"]["unique_graphs"] == 1

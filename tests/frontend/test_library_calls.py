@@ -47,6 +47,11 @@ def covariance(x):
     return np.cov(x), np.corrcoef(x), np.average(x, axis=1, weights=np.abs(x[0]) + 0.5)
 
 
+def log_determinant(a):
+    sign, logarithm = np.linalg.slogdet(a)
+    return sign * np.exp(logarithm), np.linalg.slogdet(a[::-1])[0], np.nanargmax(a, axis=1), np.nanargmin(a)
+
+
 def histogram(x):
     counts, edges = np.histogram(x, bins=5, range=(-1.0, 1.0))
     return counts * 1.0, edges
@@ -82,7 +87,8 @@ def products(a, b):
 
 CASES = {
     "linalg.solve": (solve, (MATRIX, VECTOR)), "linalg.cholesky": (cholesky_solve, (SPD, VECTOR)),
-    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr-svd": (eigen, (SPD,)), "fft": (spectrum, (SIGNAL,)),
+    "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr-svd": (eigen, (SPD,)),
+    "linalg.slogdet-nanargmax": (log_determinant, (MATRIX,)), "fft": (spectrum, (SIGNAL,)),
     "cov-corrcoef-average": (covariance, (DATA,)), "histogram": (histogram, (SIGNAL,)),
     "nan-reductions": (nan_statistics, (NANS,)), "median-percentile-quantile-ptp": (order_statistics, (DATA,)),
     "diff-count_nonzero": (differences, (DATA,)), "searchsorted-partition": (searching, (DATA,)),
@@ -129,10 +135,48 @@ def test_a_linalg_function_whose_name_numpy_uses_for_another_is_not_mistaken_for
     np.testing.assert_array_equal(jit(diagonal)(x), diagonal(x))
 
 
-def test_bincount_is_a_break_with_its_reason():
+def test_bincount_is_a_break_with_its_reason_where_the_values_decide_its_length():
     def counted(x):
         return np.bincount(x, minlength=4) * 2
 
     x = np.array([0, 1, 1, 3])
     explanation = pyjit.explain(counted)(x)
-    assert explanation.graph_break_count >= 1
+    assert [reason.explanation for reason in explanation.break_reasons] == [
+        "bincount: the length of its result is max(x) + 1 where that exceeds minlength, which only the values decide "
+        "(x of dtype int64 may hold values up to 9223372036854775807, minlength is 4)"]
+    np.testing.assert_array_equal(pyjit.compile(counted)(x), counted(x))
+
+
+def test_bincount_is_captured_where_the_dtype_of_x_makes_its_length_minlength():
+    """NOTE(bincount-length): a uint8 x has no value above 255."""
+    def histogram_of_bytes(x, weights):
+        return np.bincount(x, minlength=256) * 2, np.bincount(x, weights, 300)
+
+    x, weights = np.array([3, 0, 255, 3], dtype=np.uint8), np.array([0.5, 1.0, 2.0, 0.25])
+    explanation = pyjit.explain(histogram_of_bytes)(x, weights)
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0)
+    assert_same(pyjit.compile(histogram_of_bytes)(x, weights), histogram_of_bytes(x, weights))
+    with pytest.raises(ValueError):  # a negative value, which only the values show, as NumPy raises it
+        pyjit.compile(lambda x: np.bincount(x, minlength=256))(np.array([1, -1], dtype=np.int8))
+
+
+@pytest.mark.parametrize("call", [np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.trim_zeros])
+def test_a_call_whose_shape_the_values_decide_is_a_break_with_that_reason(call):
+    """NOTE(value-shaped-calls)."""
+    def shaped_by_values(x):
+        return call(x)
+
+    x = np.array([0.0, 2.0, 2.0, 0.0, 1.0])
+    (reason,) = pyjit.explain(shaped_by_values)(x).break_reasons
+    assert reason.explanation == f"numpy.{call.__name__}() is a graph break: the shape of its result depends on " \
+                                 "the values, which a graph cannot know"
+
+
+def test_eig_is_a_break_saying_that_the_values_decide_its_dtype():
+    def eigenvalues(a):
+        return np.linalg.eigvals(a) * 2
+
+    (reason,) = pyjit.explain(eigenvalues)(MATRIX).break_reasons
+    assert reason.explanation.startswith("numpy.linalg.eigvals() is a graph break: for a real matrix its dtype "
+                                         "depends on the values")
+    np.testing.assert_array_equal(pyjit.compile(eigenvalues)(MATRIX), eigenvalues(MATRIX))

@@ -104,11 +104,11 @@ def S(*args, raises=None, reference=None, rtol=1e-6, **kwargs) -> Sample:
 
 def all_samples() -> dict[str, list[Sample]]:
     from . import (complex_parts, composites, creation, cumulative, diagonals, fourier, indexing, lapack, linalg,
-                   manipulation, pointwise, reductions, signal, sorting, statistics, views)
+                   manipulation, pointwise, reductions, signal, sorting, statistics, two_results, views, windows)
 
     tables: dict[str, list[Sample]] = {}
     for group in (pointwise, reductions, views, indexing, linalg, creation, composites, cumulative, sorting, diagonals,
-                  complex_parts, manipulation, lapack, fourier, statistics, signal):
+                  complex_parts, manipulation, lapack, fourier, statistics, signal, two_results, windows):
         for name, samples in group.SAMPLES.items():
             if name in tables:
                 raise AssertionError(f"op {name} has sample rows in two modules")

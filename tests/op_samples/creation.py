@@ -69,7 +69,14 @@ SAMPLES.update({
     "linspace": [S(0, 1), S(0, 1, 5), S(2.0, -1, 4, endpoint=False), S(0, 10, 6, dtype=np.int32),
                  S(np.float32(0), np.float32(1), 3), S(1j, 2, 3), S(0, 1, 0), S(0, 1, 1), S(0, 1, 3, axis=-1),
                  S(0, 1, -1, raises=ValueError), S(0, 1, 2.5, raises=TypeError),
-                 S(0, 1, 3, axis=1, raises=np.exceptions.AxisError)],
+                 S(0, 1, 3, axis=1, raises=np.exceptions.AxisError),
+                 # between arrays: broadcast bounds, the samples' axis, dtypes, endpoint
+                 S(A((3,)), A((3,)), 5), S(A((2, 3)), A((3,)), 4, axis=1), S(0.5, A((2,)), 3, endpoint=False),
+                 S(A((3,), "float32"), A((3,), "float32"), 4, axis=-1), S(A((2,), "int32", 0, 9), 10, 3),
+                 S(A((2,)), A((2,)), 1), S(A((2,)), A((2,)), 0), S(A((0, 2)), 1.0, 3), S(np.array(1.5), A((2,)), 3),
+                 S(A((2,)), A((2,)), 6, dtype=np.int64), S(A((2, 2)), A((2,)), 3, axis=-1, endpoint=False),
+                 S(A((2,)), A((3,)), 3, raises=ValueError),
+                 S(A((2,)), A((2,)), 3, axis=2, raises=np.exceptions.AxisError)],
     "logspace": [S(0, 2), S(0, 2, 3), S(0, 3, 4, base=2), S(1, 0, 3, endpoint=False, dtype=np.float32),
                  S(np.float32(0), np.float32(1), 3), S(0, 1, 0), S(0, 3, 4, base=2, dtype=np.int64),
                  S(0, 1, -1, raises=ValueError)],
@@ -79,3 +86,6 @@ SAMPLES.update({
     "tril": [S(A((3, 3))), S(A((3, 4)), 1), S(A((4, 3), "int32", **SMALL_INTS), -1), S(A((2, 3, 3), "float32")),
              S(A((3,))), S(A((0, 2))), S(A((3, 3), layout="strided"), k=-2), S(np.array(1.0), raises=TypeError)],
 })
+
+SAMPLES["indices"] = [S((2, 3)), S([4]), S((2, 0, 3)), S(()), S((3, 2), dtype=np.float32), S((2, 2), np.int8),
+                      S((2, -1), raises=ValueError), S(3, raises=TypeError)]

@@ -38,3 +38,17 @@ SAMPLES = {
               S(SPECTRUM, reference=np.fft.ifft2), S(A((0, 4)), axes=(1,), reference=np.fft.ifft2),
               S(A((4, 6)), s=(3,), reference=np.fft.ifft2, raises=ValueError)],
 }
+
+
+def frequency_rows():
+    """fftfreq and rfftfreq: lengths odd and even, spacings, the dtypes of a float32 and
+    a complex spacing, the one-point case, and NumPy's errors (no points, no spacing, a
+    float length, a negative length)."""
+    return [S(8), S(7, 0.1), S(5, d=2), S(1), S(6, np.float32(0.5)), S(4, 1j),
+            S(0, raises=ZeroDivisionError), S(4, 0.0, raises=ZeroDivisionError), S(4.0, raises=ValueError)]
+
+
+SAMPLES.update({
+    "fftfreq": [*frequency_rows(), S(-1, raises=ValueError)],
+    "rfftfreq": [*frequency_rows(), S(-3)],
+})

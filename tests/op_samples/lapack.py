@@ -83,6 +83,28 @@ SAMPLES = {
 }
 
 
+def slogdet_reference(a):
+    return tuple(np.linalg.slogdet(a))
+
+
+def slogdet_packed_reference(a):
+    sign, logarithm = np.linalg.slogdet(a)
+    return np.stack([sign, logarithm.astype(sign.dtype)], axis=-1)
+
+
+def slogdet_samples(reference):
+    """Positive and negative determinants (rows swapped), stacks, float32 and complex,
+    integers and bools (float64), empty matrices (determinant 1); a singular matrix,
+    whose gradient does not exist, is tests/ops/test_lapack.py's."""
+    return [S(conditioned(3), reference=reference), S(conditioned(3)[::-1].copy(), reference=reference),
+            S(conditioned(2, (3,)), reference=reference), S(conditioned(3, dtype="float32"), reference=reference),
+            S(conditioned(3, dtype="complex128"), reference=reference),
+            S(A((3, 3), "int64", -3, 3), reference=reference),
+            S(A((2, 2), "bool"), reference=reference), S(A((0, 0)), reference=reference),
+            S(A((2, 0, 0)), reference=reference), S(np.asfortranarray(conditioned(4)), reference=reference),
+            *(S(*row.args, raises=row.raises, reference=reference) for row in square_errors())]
+
+
 def eigh_reference(a, UPLO="L"):
     return tuple(np.linalg.eigh(a, UPLO))
 
@@ -105,6 +127,8 @@ def eigh_samples(reference):
             *(S(*row.args, raises=row.raises, reference=reference) for row in square_errors())]
 
 
+SAMPLES.update({"slogdet_packed": slogdet_samples(slogdet_packed_reference),
+                "slogdet": slogdet_samples(slogdet_reference)})
 SAMPLES.update({"eigh_packed": eigh_samples(eigh_packed_reference), "eigh": eigh_samples(eigh_reference),
                 "eigvalsh": [S(positive_definite(3), reference=np.linalg.eigvalsh, rtol=1e-12),
                              S(positive_definite(2, (2,), dtype="complex128"), "U", reference=np.linalg.eigvalsh,

@@ -1,6 +1,6 @@
 """Sample rows of sort and argsort (pyjit/ops/sorting.py). The rows of sort have no ties
 (random floats), where its derivative is not defined, and no NaNs, which finite
-differences cannot take (tests/ops/test_sorting.py sorts NaNs)."""
+differences cannot take (argsort's last rows sort NaNs)."""
 
 import numpy as np
 
@@ -47,3 +47,18 @@ SAMPLES["searchsorted"] = [
     S(np.array([1.0, 2.0, NAN]), np.array([NAN, 1.5])),
     S(A((2, 3)), A((2,)), raises=ValueError), S(np.array(1.0), 1.0, raises=ValueError),
     S(SORTED, A((2,)), side="middle", raises=ValueError), S(SORTED, A((2,)), sorter=np.array([0, 1]), raises=ValueError)]
+
+
+def nan_arg_samples():
+    """NaNs skipped along an axis or the whole array; integers and bools (no NaNs); ties
+    (the first); keepdims; the errors the shapes decide (an empty slice, a bad axis). An
+    all-NaN slice, which only the values decide, is tests/ops/test_sorting.py's."""
+    with_nans = np.array([[2.0, NAN, -1.0, 3.0], [NAN, 0.5, 0.5, -np.inf], [1.0, 1.0, NAN, 1.0]])
+    return [S(with_nans), S(with_nans, axis=1), S(with_nans, 0), S(with_nans.astype(np.float32), axis=-1, keepdims=True),
+            S(A((3, 4), "int32", -5, 5), axis=0), S(A((5,), "bool")), S(A((2, 3, 4)), axis=1), S(A((3, 4), layout="F")),
+            S(np.array(2.5)), S(A((0, 3)), axis=1), S(A((0, 3)), raises=ValueError),
+            S(A((0, 3)), axis=0, raises=ValueError), S(A((3, 4)), axis=2, raises=AxisError)]
+
+
+SAMPLES["nanargmax"] = nan_arg_samples()
+SAMPLES["nanargmin"] = nan_arg_samples()

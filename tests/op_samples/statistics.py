@@ -103,3 +103,15 @@ SAMPLES = {
                             S(A((0,)), 3, (0, 1)), S(A((20,)), 0, raises=ValueError),
                             S(A((20,)), 5, (1.0, 0.0), raises=ValueError)],
 }
+
+
+# NOTE(bincount-length): captured where x's dtype makes the length minlength.
+SMALL_VALUES = np.array([3, 0, 3, 255, 7, 3], dtype=np.uint8)
+SAMPLES["bincount"] = [
+    S(SMALL_VALUES, minlength=256), S(SMALL_VALUES, None, 300), S(SMALL_VALUES, A((6,)), 256),
+    S(SMALL_VALUES, A((6,), "float32"), minlength=256), S(A((5,), "bool"), minlength=2), S(A((5,), "bool"), None, 4),
+    S(A((7,), "int8", 0, 9), minlength=128), S(A((7,), "uint16", 0, 9), minlength=65536), S(A((0,), "int64"), minlength=3),
+    S(A((0,), "int64"), A((0,)), 0), S(SMALL_VALUES[::2], minlength=256),
+    S(A((2, 3), "uint8", 0, 4), minlength=256, raises=ValueError), S(np.array(1, np.uint8), minlength=256, raises=ValueError),
+    S(A((3,)), minlength=256, raises=TypeError), S(SMALL_VALUES, minlength=-1, raises=ValueError),
+    S(SMALL_VALUES, A((5,)), 256, raises=ValueError)]

@@ -35,12 +35,18 @@ def test_the_determinant_of_a_singular_matrix_is_zero_as_in_numpy():
     assert graph_of("det", SINGULAR)(SINGULAR) == np.linalg.det(SINGULAR) == 0.0
 
 
+def test_the_slogdet_of_a_singular_matrix_is_numpys_zero_and_minus_infinity():
+    packed = graph_of("slogdet_packed", SINGULAR)(SINGULAR)
+    assert packed.tolist() == list(np.linalg.slogdet(SINGULAR)) == [0.0, -np.inf]
+
+
 COMPLEX_CALLS = [("solve", [conditioned(3, dtype="complex128"), conditioned(3, dtype="complex128")[:, :2].copy()]),
                  ("solve", [conditioned(2, (2,), dtype="complex128"), np.array([1.0 - 1j, 0.5j])]),
                  ("inv", [conditioned(3, dtype="complex128")]), ("det", [conditioned(3, (2,), dtype="complex128")]),
                  ("cholesky", [positive_definite(3, dtype="complex128")]),
                  ("qr_packed", [conditioned(3, dtype="complex128")[:, :2].copy()]),
-                 ("qr_packed", [conditioned(3, (2,), dtype="complex128")])]
+                 ("qr_packed", [conditioned(3, (2,), dtype="complex128")]),
+                 ("slogdet_packed", [conditioned(3, (2,), dtype="complex128")])]
 
 
 @pytest.mark.parametrize(("name", "args"), COMPLEX_CALLS, ids=[name for name, _ in COMPLEX_CALLS])

@@ -5,6 +5,7 @@ derivatives the registry refuses."""
 import numpy as np
 import pytest
 
+from pyjit.graph import Graph, GraphModule, TensorMeta
 from pyjit.ops import REGISTRY
 
 NAN = float("nan")
@@ -49,5 +50,21 @@ def test_the_weight_gradient_of_a_density_histogram_is_refused_not_wrong():
         REGISTRY["histogram_counts"].vjp(np.ones(4), out, x, 4, (-1, 1), True, weights)
 
 
-def test_bincount_is_not_in_the_registry_its_length_depends_on_the_values():
-    assert "bincount" not in REGISTRY
+def test_bincount_has_a_length_only_where_the_dtype_of_x_bounds_its_values():
+    """NOTE(bincount-length): minlength 256 covers every uint8 value; an int64 x or a
+    smaller minlength leaves the length to the values, which the meta rule refuses."""
+    assert REGISTRY["bincount"].meta(TensorMeta((5,), np.uint8), None, 256).shape == (256,)
+    assert REGISTRY["bincount"].meta(TensorMeta((5,), np.bool_), None, 2).shape == (2,)
+    for dtype, minlength in ((np.int64, 256), (np.uint8, 255), (np.bool_, 1)):
+        with pytest.raises(NotImplementedError, match="only the values decide"):
+            REGISTRY["bincount"].meta(TensorMeta((5,), dtype), None, minlength)
+
+
+def test_a_negative_value_raises_numpys_value_error_when_the_graph_runs():
+    graph = Graph()
+    graph.output(REGISTRY["bincount"](graph.placeholder("x", TensorMeta((3,), np.int8)), None, 128))
+    values = np.array([1, -1, 2], dtype=np.int8)
+    with pytest.raises(ValueError):
+        np.bincount(values, minlength=128)
+    with pytest.raises(ValueError):
+        GraphModule(graph)(values)
