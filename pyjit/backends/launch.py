@@ -12,10 +12,11 @@ arguments are symbols, a matrix product the launcher calls NumPy's matmul for
 product's dtype, and a product that is not 0-d), or a reshape, transpose or basic index
 by constants of a value the launcher holds, which no kernel reads, and which is not 0-d
 (NOTE(c-launcher-views)); buffers whose sizes are static or
-symbols; no max, min, argmax or argmin over a symbolic axis (the glue runs those eagerly
-when the axis is empty); and outputs that are arrays the steps made (or inputs), one
-or a tuple of them, none a 0-d value that eager execution holds as a NumPy scalar. The
-glue stays the fallback, for every call the launcher does not take.
+symbols; no reduction NumPy refuses over an empty axis (max, argmax: NOTE(reduction-rule))
+over a symbolic axis (the glue runs those eagerly when the axis is empty); and outputs
+that are arrays the steps made (or inputs), one or a tuple of them, none a 0-d value
+that eager execution holds as a NumPy scalar. The glue stays the fallback, for every
+call the launcher does not take.
 
 Sizes travel as ints: >= 0 a static size, -(k + 1) the k-th size symbol.
 """
@@ -25,13 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _C
+from ..codegen.cfamily.reductions import refuses_empty
 from ..codegen.lowering import canonical
 from ..codegen.scheduler import EagerStep, KernelStep, reduction_parameters
 from ..codegen.wrapper import BLAS_DTYPES, scalar_values, stacked_by_matrix
 from ..graph import Node, SymInt, TensorMeta
 from ..ops.views import permutation
 
-_EMPTY_AXIS_REDUCTIONS = ("max", "min", "argmax", "argmin")
 _VIEWS = ("reshape", "transpose", "getitem")  # NOTE(c-launcher-views)
 
 
@@ -190,10 +191,10 @@ class _Description:
 
 def _refuse_empty_axis_reductions(graph) -> None:
     for node in graph.calls():
-        if getattr(node.target, "category", None) == "reduction" and node.target.name in _EMPTY_AXIS_REDUCTIONS:
+        if refuses_empty(node):
             x, axes, _ = reduction_parameters(node)
             if any(isinstance(canonical(x.meta.shape[axis]), SymInt) for axis in axes):
-                raise _Unsupported("a max or min over a symbolic axis")
+                raise _Unsupported("a reduction without an identity over a symbolic axis")
 
 
 # NOTE(product-layout): a batched product whose one use is a transpose that keeps the

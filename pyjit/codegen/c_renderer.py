@@ -27,6 +27,7 @@ import numpy as np
 
 from ..ops.formula import SCALAR_OPS
 from ..ops.spelling import HELPERS
+from .cfamily.reductions import FIRST_POSITION, ReductionPlan, plan_of, rule_of
 from .index import Index, Mod
 from .kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var,
                         hoist_leading_dims, nests_parallel_in_serial, unnamed_values, unrolled_accumulation,
@@ -178,8 +179,8 @@ def render_unit(kernels: list[Kernel], variants: bool = False) -> str:
 
 def render_kernel(kernel: Kernel, threads: int | str | None = None, vector_bits: int | None = None,
                   tile: int | None = None) -> str:
-    """`kernel` as a C function. `threads`: 1 (serial), "all" (every parallel loop on
-    the threads) or None (the work threshold decides); `vector_bits`: the vector width
+    """`kernel` as a C function. `threads`: 1 (serial), "every" (every parallel loop
+    on the threads) or None (the work threshold decides); `vector_bits`: the vector width
     GCC prefers (None: the CPU's widest); `tile`: the side of the tiles of nests that
     read or write across their innermost loop (NOTE(transposed-tiles)), 0 for none,
     None for TILE."""
@@ -188,8 +189,8 @@ def render_kernel(kernel: Kernel, threads: int | str | None = None, vector_bits:
 
 # NOTE(cpu-autotune) in autotune.py: what max-autotune times, by function name suffix:
 # (threads, vector width, tile).
-VARIANTS = {"": (None, None, None), "_t1": (1, None, None), "_tall": ("all", None, None),
-            "_w256": (None, 256, None), "_t1_w256": (1, 256, None), "_tall_w256": ("all", 256, None),
+VARIANTS = {"": (None, None, None), "_t1": (1, None, None), "_tall": ("every", None, None),
+            "_w256": (None, 256, None), "_t1_w256": (1, 256, None), "_tall_w256": ("every", 256, None),
             "_untiled": (None, None, 0), "_tile32": (None, None, 32)}
 
 # NOTE(transposed-tiles): a loop nest whose innermost loop steps across an array (a
@@ -413,7 +414,7 @@ class _KernelWriter:
         """Reductions over the same dims in one loop (NOTE(reduction-merging)), `omp simd`
         with reduction clauses on the innermost loop, and on threads too where it is a
         kernel's top level; argmax/argmin in two such passes (NOTE(two-pass-positions))."""
-        if reduces[0].kind in ("argmax", "argmin"):
+        if rule_of(reduces[0].kind).positional:
             (reduce,) = reduces
             extreme, position = _position_plans(reduce)
             self._reduce_pass([reduce], [extreme], depth, scope, parallel)
@@ -510,7 +511,7 @@ def _merged_reductions(body):
 
 def _merges(group: list[Reduce], reduce: Reduce) -> bool:
     if not reduce.dims or reduce.dims != group[0].dims or any(
-            member.kind.startswith("arg") for member in (*group, reduce)):
+            rule_of(member.kind).positional or rule_of(member.kind).openmp is None for member in (*group, reduce)):
         return False
     names = {member.name for member in group}
     written = {store.buffer for member in group for store in member.stores}
@@ -545,36 +546,43 @@ def _calls(value):
 
 def _reduction_plan(reduce: Reduce) -> dict:
     """Declarations, OpenMP reduction clauses, the combining lines (`{v}`: the value) and
-    the line defining the result for a Reduce (NOTE(reduction-kinds)); float32 sums
-    accumulate in double (docs/codegen.md, "Numerics")."""
-    name, dtype, kind = reduce.name, reduce.dtype, reduce.kind
-    result_type = ctype(dtype)
-    acc = f"{name}_acc"
-    if kind == "sum" or kind == "prod":
-        symbol = "+" if kind == "sum" else "*"
-        acc_type = "double" if dtype.kind == "f" and kind == "sum" else (result_type if dtype.kind == "f"
-                                                                          else "uint64_t")
-        init = "0" if kind == "sum" else "1"
-        return {"declare": [f"{acc_type} {acc} = {init};"], "clauses": [(symbol, acc)],
-                "combine": [f"{acc} {symbol}= ({acc_type}){{v}};"],
-                "result": f"const {result_type} {name} = ({result_type}){acc};"}
-    if kind in ("max", "min"):
-        relation = ">" if kind == "max" else "<"
-        if dtype.kind == "f":
-            start = float("-inf") if kind == "max" else float("inf")
-            nan = f"{name}_nan"  # a bool temporary: NOTE(bool-temporaries)
-            return {"declare": [f"{result_type} {acc} = {float_literal(start, dtype)};", f"{FLAG_TYPE} {nan} = 0;"],
-                    "clauses": [(kind, acc), ("|", nan)],
-                    "combine": [f"{acc} = {{v}} {relation} {acc} ? {{v}} : {acc};", f"{nan} |= {{v}} != {{v}};"],
-                    "result": f"const {result_type} {name} = {nan} ? {float_literal(float('nan'), dtype)} : {acc};"}
-        info = np.iinfo(dtype) if dtype.kind != "b" else None
-        start = (0 if kind == "max" else 1) if info is None else (info.min if kind == "max" else info.max)
-        return {"declare": [f"{result_type} {acc} = {literal(start, dtype)};"], "clauses": [(kind, acc)],
-                "combine": [f"{acc} = {{v}} {relation} {acc} ? {{v}} : {acc};"],
-                "result": f"const {result_type} {name} = {acc};"}
-    symbol = "|" if kind == "any" else "&"  # any / all; argmax and argmin: _position_plans
-    return {"declare": [f"uint8_t {acc} = {'0' if kind == 'any' else '1'};"], "clauses": [(symbol, acc)],
-            "combine": [f"{acc} {symbol}= {{v}};"], "result": f"const uint8_t {name} = {acc};"}
+    the line defining the result for a Reduce, as its rule says (NOTE(reduction-rule)):
+    an accumulator of the rule's dtype (float32 sums in double: docs/codegen.md,
+    "Numerics") starting at the identity, combined by the rule's OpenMP operator, or by
+    its combine op in a loop without a clause."""
+    how = plan_of(reduce)
+    if how.relation is not None:
+        return _select_plan(how, f"{reduce.name}_acc", reduce.name)
+    operator, result_type = how.rule.openmp, ctype(reduce.dtype)
+    acc_type, acc = ctype(how.accumulator), f"{reduce.name}_acc"
+    if operator is None:
+        combined = spell(how.rule.combine, [acc, f"({acc_type}){{v}}"], [how.accumulator] * 2, how.accumulator)
+        combine = f"{acc} = {combined};"
+    else:
+        combine = f"{acc} {operator}= ({acc_type}){{v}};"
+    return {"declare": [f"{acc_type} {acc} = {literal(how.identity, how.accumulator)};"],
+            "clauses": [(operator, acc)] if operator else [], "combine": [combine],
+            "result": f"const {result_type} {reduce.name} = ({result_type}){acc};"}
+
+
+def _select_plan(how: ReductionPlan, best: str, name: str) -> dict:
+    """A max or min (`acc = v > acc ? v : acc` in an OpenMP max or min clause); for floats
+    a flag beside it of whether any value is NaN (the comparison keeps NaN out), the
+    result NaN where it is set. No result line for a positional reduction's first pass
+    (NOTE(two-pass-positions))."""
+    source_type, operator = ctype(how.source), how.rule.openmp
+    combine = [f"{best} = {{v}} {how.relation} {best} ? {{v}} : {best};"]
+    declare = [f"{source_type} {best} = {literal(how.identity, how.source)};"]
+    clauses = [(operator, best)]
+    result = "" if how.rule.positional else f"const {source_type} {name} = {best};"
+    if how.source.kind == "f":
+        nan = f"{name}_nan"  # a bool temporary: NOTE(bool-temporaries)
+        declare.append(f"{FLAG_TYPE} {nan} = 0;")
+        clauses.append(("|", nan))
+        combine.append(f"{nan} |= {{v}} != {{v}};")
+        if result:
+            result = f"const {source_type} {name} = {nan} ? {float_literal(float('nan'), how.source)} : {best};"
+    return {"declare": declare, "clauses": clauses, "combine": combine, "result": result}
 
 
 def _position_plans(reduce: Reduce) -> tuple[dict, dict]:
@@ -584,27 +592,19 @@ def _position_plans(reduce: Reduce) -> tuple[dict, dict]:
     NumPy's answer, the first extreme element, exactly: -0.0 and 0.0 compare equal in
     both passes, and a row of only infinities finds its first element. The value is
     computed in each pass; its kept-value stores (NOTE(kept-values)) run in the first."""
-    name, kind, value_dtype = reduce.name, reduce.kind, reduce.value.dtype
-    value_type, best, any_nan, acc = ctype(value_dtype), f"{name}_best", f"{name}_nan", f"{name}_acc"
-    relation, combiner = (">", "max") if kind == "argmax" else ("<", "min")
-    if value_dtype.kind == "f":
-        start = float_literal(float("-inf") if kind == "argmax" else float("inf"), value_dtype)
-        extreme = {"declare": [f"{value_type} {best} = {start};", f"{FLAG_TYPE} {any_nan} = 0;"],
-                   "clauses": [(combiner, best), ("|", any_nan)],
-                   "combine": [f"{best} = {{v}} {relation} {best} ? {{v}} : {best};", f"{any_nan} |= {{v}} != {{v}};"],
-                   "result": ""}
+    name = reduce.name
+    best, any_nan, acc = f"{name}_best", f"{name}_nan", f"{name}_acc"
+    how = plan_of(reduce)
+    extreme = _select_plan(how, best, name)
+    if how.source.kind == "f":
         found = f"(({{v}} != {{v}}) == {any_nan}) & ({any_nan} | ({{v}} == {best}))"  # no branch: it vectorizes
     else:
-        info = np.iinfo(value_dtype) if value_dtype.kind != "b" else None
-        start = (0 if kind == "argmax" else 1) if info is None else (info.min if kind == "argmax" else info.max)
-        extreme = {"declare": [f"{value_type} {best} = {literal(start, value_dtype)};"], "clauses": [(combiner, best)],
-                   "combine": [f"{best} = {{v}} {relation} {best} ? {{v}} : {best};"], "result": ""}
         found = f"{{v}} == {best}"
     linear = Index.const(0)
     for dim in reduce.dims:
         linear = linear * dim.extent + Index.name(dim.var)
     at, result_type = index_text(linear), ctype(reduce.dtype)
-    position = {"declare": [f"int64_t {acc} = INT64_MAX;"], "clauses": [("min", acc)],
+    position = {"declare": [f"int64_t {acc} = INT64_MAX;"], "clauses": [(FIRST_POSITION, acc)],
                 "combine": [f"{acc} = ({found}) ? ({at} < {acc} ? {at} : {acc}) : {acc};"],
                 "result": f"const {result_type} {name} = ({result_type}){acc};"}
     return extreme, position

@@ -46,7 +46,7 @@ import re
 
 import numpy as np
 
-from ..ops.registry import REGISTRY
+from .cfamily.reductions import kind_combining, rule_of
 from .kernel_ir import Call, Constant, Load, Loop, Reduce, Store
 
 
@@ -63,26 +63,20 @@ class ColumnAccumulation:
     def reduce(self) -> Reduce:
         """The accumulation as the registry's reduction whose combine it is."""
         call = self.store.value
-        return Reduce("col", _accumulated_kinds()[call.op], call.dtype, call.args[1], self.rows)
+        return Reduce("col", kind_combining(call.op), call.dtype, call.args[1], self.rows)
 
     def starts_at_identity(self) -> bool:
         """Whether `start` is the reduction's identity, bit for bit (signed zeros differ),
         so that combine(start, total) is the total."""
         dtype = self.store.value.dtype
-        identity = REGISTRY[self.reduce().kind].reduction.identity(dtype)
+        identity = rule_of(self.reduce().kind).identity(dtype)
         return self.start is not None and np.asarray(self.start.value, dtype).tobytes() == \
             np.asarray(identity, dtype).tobytes()
 
     def splits(self) -> bool:
         """Whether the rows are cut into chunks: not for a float product, whose running
         value over- or underflows depending on the grouping (NOTE(column-split))."""
-        return not (self.reduce().kind == "prod" and np.dtype(self.store.value.dtype).kind == "f")
-
-
-def _accumulated_kinds() -> dict[str, str]:
-    """{combine: reduction} of the registry's reductions that accumulate (no positions)."""
-    rules = {name: getattr(entry, "reduction", None) for name, entry in REGISTRY.items()}
-    return {rule.combine: name for name, rule in rules.items() if rule is not None and not rule.positional}
+        return not (rule_of(self.reduce().kind).combine == "mul" and np.dtype(self.store.value.dtype).kind == "f")
 
 
 def column_plan(body: tuple) -> list | None:
@@ -114,7 +108,7 @@ def _accumulation(statement) -> ColumnAccumulation | None:
         return None
     store = inner.body[0]
     call = store.value
-    if not (isinstance(call, Call) and call.op in _accumulated_kinds() and len(call.args) == 2
+    if not (isinstance(call, Call) and kind_combining(call.op) is not None and len(call.args) == 2
             and call.args[0] == Load(store.buffer, store.index, call.dtype)):
         return None
     return ColumnAccumulation(inner.dims, statement.dims, store)
@@ -147,7 +141,7 @@ def column_positions(loop: Loop) -> ColumnPositions | None:
     if not (loop.parallel and loop.body and isinstance(loop.body[0], Reduce)):
         return None
     reduce, after = loop.body[0], loop.body[1:]
-    if not (REGISTRY[reduce.kind].reduction.positional and not reduce.stores
+    if not (rule_of(reduce.kind).positional and not reduce.stores
             and all(isinstance(statement, Store) for statement in after)):
         return None
     kept, reduced = _axes(loop.dims), _axes(reduce.dims)

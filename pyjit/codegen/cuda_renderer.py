@@ -42,9 +42,9 @@ import struct
 import numpy as np
 
 from ..ops.formula import SCALAR_OPS
-from ..ops.registry import REGISTRY
 from .build import BuildError
 from .c_renderer import ctype, index_text, literal, suffix, utype
+from .cfamily.reductions import plan_of, rule_of
 from .cuda_columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .cuda_launch import MAX_GRID, SPLIT_BLOCKS, CudaKernel, CudaUnit, Launch
 from .cuda_prelude import COLUMN_ITEMS, PRELUDE
@@ -234,18 +234,6 @@ def _fits_int32(kernel: Kernel) -> bool:
     return largest < INT32_LIMIT and all(_bound(index, extents) < INT32_LIMIT for index in indices)
 
 
-# -- reductions ---------------------------------------------------------------------------
-def accumulator_dtype(kind: str, dtype: np.dtype, value_dtype: np.dtype) -> np.dtype:
-    """What a reduction accumulates in (as the C renderer: docs/codegen.md, "Numerics")."""
-    if kind == "sum" and dtype.kind == "f":
-        return np.dtype(np.float64)
-    if kind in ("sum", "prod") and dtype.kind in "iub":
-        return np.dtype(np.uint64)
-    if REGISTRY[kind].reduction.positional:
-        return value_dtype
-    return dtype
-
-
 class _KernelWriter:
     def __init__(self, kernel: Kernel):
         self.kernel = kernel
@@ -408,7 +396,7 @@ class _KernelWriter:
     def _column_finish(self, step: ColumnAccumulation | ColumnPositions, after) -> None:
         reduce = step.reduce()
         acc = vtype(self._acc_dtype(reduce))
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         columns, _ = self._chunks(step)
         self._emit(1, "if (chunks == 1) return;  /* the first pass stored the results */")
         self._warp_loop(step.columns, "column")
@@ -432,7 +420,7 @@ class _KernelWriter:
         the bytes a partial takes in the workspace: a value, or a value and a position)."""
         value, position = f"{reduce.name}_acc", f"{reduce.name}_pos"
         self._emit(depth, f"{vtype(self._acc_dtype(reduce))} {value} = {self._identity(reduce)};")
-        if not REGISTRY[reduce.kind].reduction.positional:
+        if not rule_of(reduce.kind).positional:
             return value, position, 8
         self._emit(depth, f"int64_t {position} = -1;")
         return value, position, SLOT_BYTES
@@ -490,7 +478,7 @@ class _KernelWriter:
         """The finishing pass: one block folds the partials in block order."""
         acc_dtype = self._acc_dtype(reduce)
         acc = vtype(acc_dtype)
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         self._emit(1, f"{acc} value = {self._identity(reduce)};")
         if rule.positional:
             self._emit(1, "int64_t position = -1;")
@@ -560,7 +548,7 @@ class _KernelWriter:
 
     def _serial_reduction(self, reduce: Reduce, depth: int, scope: dict) -> None:
         acc_dtype = self._acc_dtype(reduce)
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         self._emit(depth, f"{vtype(acc_dtype)} {reduce.name}_acc = {self._identity(reduce)};")
         if rule.positional:
             self._emit(depth, f"int64_t {reduce.name}_pos = -1;")
@@ -579,7 +567,7 @@ class _KernelWriter:
         warp: `role`); its result is `reduce.name` in every thread, or
         `write_slot(value, position)`'s."""
         acc = vtype(self._acc_dtype(reduce))
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         value_name, position_name = (f"{reduce.name}_acc", f"{reduce.name}_pos")
         self._emit(depth, f"{acc} {value_name} = {self._identity(reduce)};")
         if rule.positional:
@@ -599,7 +587,7 @@ class _KernelWriter:
         self._unflatten(reduce.dims, flat, depth)
         inner = dict(scope)
         value = self._value(reduce.value, depth, inner)
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         acc = f"{reduce.name}_acc"
         if rule.positional:
             self._emit(depth, f"pyjit_arg_combine<{vtype(reduce.value.dtype)}, {_is_max(rule)}>"
@@ -611,7 +599,7 @@ class _KernelWriter:
 
     def _block_combine(self, reduce: Reduce, depth: int, value: str = "value", position: str = "position",
                        role: str = "block") -> None:
-        rule = REGISTRY[reduce.kind].reduction
+        rule = rule_of(reduce.kind)
         acc_dtype = self._acc_dtype(reduce)
         acc = vtype(acc_dtype)
         if rule.positional:
@@ -627,26 +615,25 @@ class _KernelWriter:
     def _combine_text(self, reduce: Reduce, acc: str, value: str) -> str:
         acc_dtype = self._acc_dtype(reduce)
         acc_type = vtype(acc_dtype)
-        combined = spell(REGISTRY[reduce.kind].reduction.combine, [acc, f"({acc_type}){value}"],
+        combined = spell(rule_of(reduce.kind).combine, [acc, f"({acc_type}){value}"],
                          [acc_dtype, acc_dtype], acc_dtype)
         return f"({acc_type})({combined})"
 
     def _identity(self, reduce: Reduce) -> str:
-        rule = REGISTRY[reduce.kind].reduction
-        acc_dtype = self._acc_dtype(reduce)
-        source = reduce.value.dtype if rule.positional else reduce.dtype
-        return cuda_literal(rule.identity(source), acc_dtype) if acc_dtype == source else \
-            f"({vtype(acc_dtype)}){cuda_literal(rule.identity(source), source)}"
+        how = plan_of(reduce)
+        return cuda_literal(how.identity, how.accumulator) if how.accumulator == how.source else \
+            f"({vtype(how.accumulator)}){cuda_literal(how.identity, how.source)}"
 
     def _final(self, reduce: Reduce, value: str, position: str) -> str:
-        if REGISTRY[reduce.kind].reduction.positional:
+        if rule_of(reduce.kind).positional:
             return f"({vtype(reduce.dtype)})({position} < 0 ? 0 : {position})"
         if reduce.dtype == HALF:  # accumulated in double or float (NOTE(cuda-half))
             return f"pyjit_round_half_double({value})"
         return f"({vtype(reduce.dtype)}){value}"
 
     def _acc_dtype(self, reduce: Reduce) -> np.dtype:
-        return accumulator_dtype(reduce.kind, np.dtype(reduce.dtype), np.dtype(reduce.value.dtype))
+        """What a reduction accumulates in (its rule's: NOTE(reduction-rule))."""
+        return plan_of(reduce).accumulator
 
     # -- values ---------------------------------------------------------------------------
     def _assign(self, store: Store, value: str) -> str:

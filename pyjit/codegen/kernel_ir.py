@@ -203,15 +203,13 @@ class Dim:
         return f"{self.var} < {self.extent}"
 
 
-# NOTE(reduction-kinds): what a Reduce combines, as NumPy's reductions do: "sum" and
-# "prod" (integers wrap around), "max" and "min" (NaN-propagating: any NaN gives NaN),
-# "argmax" and "argmin" (the position of the first extreme element in the C order of
-# the reduction dims, a NaN counting as the extreme), "any" and "all" (of bool values).
-# The dtype is the result's; a renderer may accumulate in a wider type (docs/codegen.md
-# says which and why).
-REDUCTION_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
-
-
+# NOTE(reduction-kinds): what a Reduce combines is named by `kind`, the name of a
+# registry reduction, and computed as its rule says (NOTE(reduction-rule),
+# NOTE(registry-reductions) in cfamily/reductions.py), as NumPy's reductions are: sums
+# and products of integers wrap around, a maximum or minimum propagates NaN, a
+# positional one gives the first extreme element in the C order of the reduction dims
+# (a NaN counting as the extreme). The dtype is the result's; the rule says what
+# accumulates it (docs/codegen.md says which and why).
 @dataclasses.dataclass(frozen=True)
 class Reduce:
     """`name` = `value` combined over `dims` by `kind`; `stores` run at every step too

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cfamily.reductions import sums
 from .index import Index
 from .kernel_ir import Call, Constant, IndexValue, Load, Loop, Reduce, Var, substitute_body, walk_values
 
@@ -84,7 +85,7 @@ def _one_pass_moments(body: tuple) -> tuple:
                 row_sum, statements[found] = statements[found], s1
                 shift = _mul(Constant(float(_count(s1.dims)), F64), Var(x0.name, F64))
                 total = Call("add", (Var(s1.name, F64), shift), F64)
-                statements[end:end] = [s2, Reduce(row_sum.name, "sum", F32, Call("cast", (total,), F32), ())]
+                statements[end:end] = [s2, Reduce(row_sum.name, row_sum.kind, F32, Call("cast", (total,), F32), ())]
             statements.insert(start, x0)
             position += 3
         position += 1
@@ -94,7 +95,7 @@ def _one_pass_moments(body: tuple) -> tuple:
 def _squared_deviation(statement):
     """(u, c) when `statement` is a float32 sum of (u - c)**2 over rows of a static,
     positive length with `c` fixed along the row; None otherwise."""
-    if not (isinstance(statement, Reduce) and statement.kind == "sum" and statement.dtype == F32
+    if not (isinstance(statement, Reduce) and sums(statement.kind) and statement.dtype == F32
             and not statement.stores and statement.dims
             and all((dim.extent.constant_value() or 0) > 0 for dim in statement.dims)):
         return None
@@ -167,7 +168,7 @@ def _row_sum(statements: list, start: int, end: int, u) -> int | None:
     after it in the run reads it (its result is formed after the run); None otherwise."""
     for position in range(start, end):
         statement = statements[position]
-        if (statement.kind, statement.dtype, statement.value, statement.stores) == ("sum", F32, u, ()) and not any(
+        if sums(statement.kind) and (statement.dtype, statement.value, statement.stores) == (F32, u, ()) and not any(
                 isinstance(node, Var) and node.name == statement.name
                 for later in statements[position + 1:end] for node in walk_values(later.value)):
             return position
@@ -184,8 +185,8 @@ def _count(dims) -> int:
 def _rewritten(reduce: Reduce, u, c) -> tuple:
     """x0 (it goes before the run), S1 and S2 (they go at its end, where the C renderer
     merges them into its loop), and the sum they give (in place of `reduce`)."""
-    name = reduce.name
-    first = substitute_body((Reduce("", "sum", F32, u, ()),), {dim.var: Index.const(0) for dim in reduce.dims})
+    name, kind = reduce.name, reduce.kind  # a sum: every Reduce here is one
+    first = substitute_body((Reduce("", kind, F32, u, ()),), {dim.var: Index.const(0) for dim in reduce.dims})
     x0 = Var(f"{name}_x0", F64)
     shifted = Call("sub", (Call("cast", (u,), F64), x0), F64)
     s1, s2 = Var(f"{name}_s1", F64), Var(f"{name}_s2", F64)
@@ -193,10 +194,10 @@ def _rewritten(reduce: Reduce, u, c) -> tuple:
     delta = Call("sub", (Call("cast", (c,), F64), x0), F64)
     combined = Call("add", (Call("sub", (s2, _mul(_mul(Constant(2.0, F64), delta), s1)), F64),
                             _mul(_mul(Constant(float(count), F64), delta), delta)), F64)
-    sums = [Reduce(s1.name, "sum", F64, shifted, reduce.dims), Reduce(s2.name, "sum", F64, _mul(shifted, shifted),
-                                                                      reduce.dims)]
-    return (Reduce(x0.name, "sum", F64, Call("cast", (first[0].value,), F64), ()), sums,
-            Reduce(name, "sum", F32, Call("cast", (combined,), F32), ()))
+    row_sums = [Reduce(s1.name, kind, F64, shifted, reduce.dims), Reduce(s2.name, kind, F64, _mul(shifted, shifted),
+                                                                         reduce.dims)]
+    return (Reduce(x0.name, kind, F64, Call("cast", (first[0].value,), F64), ()), row_sums,
+            Reduce(name, kind, F32, Call("cast", (combined,), F32), ()))
 
 
 def _mul(left, right) -> Call:

@@ -32,11 +32,11 @@ import numpy as np
 
 from ..graph.node import Node
 from ..ops.formula import Arg, Const
-from ..ops.registry import REGISTRY
-from ..ops.shape_rules import normalize_axes, normalize_axis
+from ..ops.shape_rules import normalize_axes
 from .c_renderer import VECTOR_MATH
+from .cfamily.reductions import rule_of, selects
 from .index import Index
-from .kernel_ir import (REDUCTION_KINDS, BufferParam, Call, Constant, Dim, IndexValue, Kernel, Load, Loop, Reduce,
+from .kernel_ir import (BufferParam, Call, Constant, Dim, IndexValue, Kernel, Load, Loop, Reduce,
                         Scratch, Store, Value, Var, collapse_loops, keep_reduced_values, walk_values)
 from .lowering import (Operand, Unsupported, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
                        is_one, offset, same_shape, typed_formula, view_source_index)
@@ -101,11 +101,7 @@ def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
     x = node.args[0]
     axis = node.args[1] if len(node.args) > 1 else node.kwargs.get("axis")
     keepdims = bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdims", False))
-    if node.target.name in ("argmax", "argmin"):
-        axes = tuple(range(x.meta.ndim)) if axis is None else (normalize_axis(axis, x.meta.ndim),)
-    else:
-        axes = normalize_axes(axis, x.meta.ndim)
-    return x, axes, keepdims
+    return x, normalize_axes(axis, x.meta.ndim), keepdims
 
 
 # NOTE(columnar-reductions): a reduction whose innermost axis is kept (a sum over the
@@ -121,15 +117,10 @@ def reduction_parameters(node: Node) -> tuple[Node, tuple[int, ...], bool]:
 # same axes and results of the kept shape; argmax and argmin keep the row form. A CPU
 # kernel then runs kept axes in front of the reduced ones outermost
 # (NOTE(leading-kept-dims) in kernel_ir.py).
-def reduction_rule(kind: str):
-    """The registry's rule for the reduction `kind` (NOTE(reduction-rule))."""
-    return REGISTRY[kind].reduction
-
-
 def is_columnar(kind: str, shape: tuple, axes: tuple[int, ...]) -> bool:
     """Whether a reduction takes the columnar form (NOTE(columnar-reductions))."""
     sized = [axis for axis, size in enumerate(shape) if not is_one(size)]
-    return (not reduction_rule(kind).positional and bool(sized) and sized[-1] not in axes
+    return (not rule_of(kind).positional and bool(sized) and sized[-1] not in axes
             and any(axis in axes for axis in sized))
 
 
@@ -201,7 +192,7 @@ class _Scheduler:
     # and every reader loads the same bits. Exactly rounded arithmetic (the scaled scores
     # of attention's softmax) has the same bits in every loop and stays inlined.
     def _keep_selected_values(self, reduction: Node) -> None:
-        if reduction.target.name not in ("max", "min"):
+        if not selects(reduction.target.name):
             return
         x, _, _ = reduction_parameters(reduction)
         while self.kinds[x] == "view":
@@ -268,8 +259,6 @@ class _Scheduler:
         return Operand.strong(Load("probe", Index.const(0), check_dtype(used.meta.dtype)))
 
     def _reduction_ok(self, node: Node) -> bool:
-        if node.target.name not in REDUCTION_KINDS:
-            return False
         x, _, _ = reduction_parameters(node)
         check_dtype(node.meta.dtype)
         check_dtype(x.meta.dtype)
@@ -534,10 +523,8 @@ class _Group:
             x, _, _ = reduction_parameters(node)
             kind = node.target.name
             value = lowering.value(x, self.full_index())
-            if kind in ("sum", "prod", "max", "min"):
+            if not rule_of(kind).positional:  # values of the result's dtype (a position's are the input's)
                 value = Operand.strong(value).as_dtype(node.meta.dtype)
-            elif kind in ("any", "all"):
-                value = Operand.strong(value).as_dtype(np.dtype(bool))
             if self.columnar:
                 return self._accumulate(node, kind, value)
             statements = [Reduce(self.var(node), kind, node.meta.dtype, value, tuple(self.inner_dims()))]
@@ -556,7 +543,7 @@ class _Group:
         self.scheduler.needed.add(node)
         dtype = node.meta.dtype
         index = self.reduction_index(node)
-        rule = reduction_rule(kind)
+        rule = rule_of(kind)
         init = self._store(node, index, Constant(rule.identity(dtype), dtype))
         current = Load(init.buffer, init.index, dtype)
         combined = Store(init.buffer, init.index, Call(rule.combine, (current, value), dtype))

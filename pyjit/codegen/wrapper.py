@@ -42,6 +42,7 @@ import numpy as np
 from ..graph import SymInt, TensorMeta
 from ..graph.node import Node, map_nodes
 from ..graph.printer import literal_text
+from .cfamily.reductions import refuses_empty
 from .lowering import canonical, is_one
 from .scheduler import EagerStep, KernelStep, Schedule, reduction_parameters
 
@@ -179,11 +180,10 @@ class _Glue:
         return later
 
     def _check_nonempty_reductions(self) -> None:
-        """max, min, argmax and argmin of an empty axis raise in NumPy: with a symbolic
-        reduced size of 0 the graph runs eagerly (and raises there)."""
+        """A reduction NumPy refuses over an empty axis (max, argmax: NOTE(reduction-rule))
+        raises: with a symbolic reduced size of 0 the graph runs eagerly (and raises there)."""
         for node in self.graph.calls():
-            if getattr(node.target, "category", None) != "reduction" or \
-                    node.target.name not in ("max", "min", "argmax", "argmin"):
+            if not refuses_empty(node):
                 continue
             x, axes, _ = reduction_parameters(node)
             for axis in axes:

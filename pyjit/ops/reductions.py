@@ -72,6 +72,20 @@ def highest(dtype: np.dtype):
     return True if dtype.kind == "b" else int(np.iinfo(dtype).max)
 
 
+def summed_in(dtype: np.dtype) -> np.dtype:
+    """What a kernel's sum accumulates in (NOTE(reduction-rule)): float sums in float64
+    (docs/codegen.md, "Numerics"), integer and bool ones in uint64, wrapping around."""
+    if dtype.kind == "f":
+        return np.dtype(np.float64)
+    return np.dtype(np.uint64) if dtype.kind in "iub" else dtype
+
+
+def multiplied_in(dtype: np.dtype) -> np.dtype:
+    """What a kernel's product accumulates in: integers in uint64, wrapping around; floats
+    in their own dtype."""
+    return np.dtype(np.uint64) if dtype.kind in "iub" else dtype
+
+
 def keep_reduced_dims(value, x, axis, keepdims):
     """A reduction's result (or its gradient) with the reduced axes of `x` kept as size 1,
     so that it broadcasts against `x`."""
@@ -85,7 +99,7 @@ def expand_reduced(grad, x, axis, keepdims):
     return op.broadcast_to(keep_reduced_dims(grad, x, axis, keepdims), x.shape)
 
 
-@primitive("sum", category="reduction", reduction=ReductionRule("add", zero),
+@primitive("sum", category="reduction", reduction=ReductionRule("add", zero, accumulator=summed_in, openmp="+"),
            meta=reduction_meta(accumulated_dtype),
            vjp=lambda grad, out, x, axis=None, keepdims=False: (
                input_grad(x, expand_reduced(grad, x, axis, keepdims)),))
@@ -111,7 +125,7 @@ def _prod_vjp(grad, out, x, axis=None, keepdims=False):
     return (input_grad(x, op.multiply(keep_reduced_dims(grad, x, axis, keepdims), others)),)
 
 
-@primitive("prod", category="reduction", reduction=ReductionRule("mul", one),
+@primitive("prod", category="reduction", reduction=ReductionRule("mul", one, accumulator=multiplied_in, openmp="*"),
            meta=reduction_meta(accumulated_dtype), vjp=_prod_vjp)
 def prod(xp, x, axis=None, keepdims=False):
     """numpy.prod."""
@@ -130,14 +144,16 @@ def _extremum_vjp(grad, out, x, axis=None, keepdims=False):
     return (input_grad(x, op.multiply(share, chosen)),)
 
 
-@primitive("max", category="reduction", reduction=ReductionRule("maximum", lowest), vjp=_extremum_vjp,
+@primitive("max", category="reduction", vjp=_extremum_vjp,
+           reduction=ReductionRule("maximum", lowest, openmp="max", allows_empty=False),
            meta=reduction_meta(same_dtype, "zero-size array to reduction operation maximum which has no identity"))
 def max_(xp, x, axis=None, keepdims=False):
     """numpy.max."""
     return xp.max(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("min", category="reduction", reduction=ReductionRule("minimum", highest), vjp=_extremum_vjp,
+@primitive("min", category="reduction", vjp=_extremum_vjp,
+           reduction=ReductionRule("minimum", highest, openmp="min", allows_empty=False),
            meta=reduction_meta(same_dtype, "zero-size array to reduction operation minimum which has no identity"))
 def min_(xp, x, axis=None, keepdims=False):
     """numpy.min."""
@@ -153,28 +169,30 @@ def arg_reduction_meta(name: str):
     return meta
 
 
-@primitive("argmax", category="reduction", reduction=ReductionRule("maximum", lowest, positional=True),
+@primitive("argmax", category="reduction",
+           reduction=ReductionRule("maximum", lowest, positional=True, openmp="max", allows_empty=False),
            meta=arg_reduction_meta("argmax"))
 def argmax(xp, x, axis=None, keepdims=False):
     """numpy.argmax: the index of the first maximum."""
     return xp.argmax(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("argmin", category="reduction", reduction=ReductionRule("minimum", highest, positional=True),
+@primitive("argmin", category="reduction",
+           reduction=ReductionRule("minimum", highest, positional=True, openmp="min", allows_empty=False),
            meta=arg_reduction_meta("argmin"))
 def argmin(xp, x, axis=None, keepdims=False):
     """numpy.argmin: the index of the first minimum."""
     return xp.argmin(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("any", category="reduction", reduction=ReductionRule("logical_or", zero),
+@primitive("any", category="reduction", reduction=ReductionRule("logical_or", zero, openmp="|"),
            meta=reduction_meta(boolean_dtype))
 def any_(xp, x, axis=None, keepdims=False):
     """numpy.any."""
     return xp.any(x, axis=axis, keepdims=keepdims)
 
 
-@primitive("all", category="reduction", reduction=ReductionRule("logical_and", one),
+@primitive("all", category="reduction", reduction=ReductionRule("logical_and", one, openmp="&"),
            meta=reduction_meta(boolean_dtype))
 def all_(xp, x, axis=None, keepdims=False):
     """numpy.all."""

@@ -40,17 +40,32 @@ CATEGORIES = ("pointwise", "reduction", "matmul", "view", "other")
 REGISTRY: dict[str, Op | Composite] = {}
 
 
-# NOTE(reduction-rule): a reduction's entry says how a kernel computes it: `combine`,
-# the scalar op (pyjit/ops/formula.py) that folds one more value into the accumulator,
-# and `identity(dtype)`, the value an accumulator of the result's dtype starts from (for
-# max and min the lowest and highest value, so a renderer needs no special first step).
+# NOTE(reduction-rule): a reduction's entry says how a kernel computes it, and the
+# kernel writers know reductions only through it (pyjit/codegen/cfamily/reductions.py):
+# `combine`, the scalar op (pyjit/ops/formula.py) that folds one more value into the
+# accumulator; `identity(dtype)`, the value an accumulator of the result's dtype starts
+# from (for max and min the lowest and highest value, so a renderer needs no special
+# first step); `accumulator(dtype)`, the dtype that accumulates values of `dtype` (float
+# sums in float64, integer sums and products in uint64, where they wrap around as
+# NumPy's do; by default `dtype`); `openmp`, the OpenMP reduction-clause operator that
+# combines as `combine` does (None: the C loop has no clause and runs on one thread,
+# `combine` spelled in it); `allows_empty`: False where NumPy refuses an empty axis (max,
+# argmax: no identity among the values), so a symbolic axis that may be 0 keeps the
+# reduction out of the C launcher and the glue runs it eagerly when it is 0.
 # `positional` reductions (argmax, argmin) fold the values with `combine` and keep the
 # position of the first element that reached the result (a NaN is the extreme).
+def _same_dtype(dtype):
+    return dtype
+
+
 @dataclasses.dataclass(frozen=True)
 class ReductionRule:
     combine: str
     identity: Callable
     positional: bool = False
+    accumulator: Callable = _same_dtype
+    openmp: str | None = None
+    allows_empty: bool = True
 
 
 class Op:

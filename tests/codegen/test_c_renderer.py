@@ -171,7 +171,7 @@ def test_row_kernels_reduce_with_simd_clauses_inside_a_parallel_row_loop():
     text = render_kernel(kernel_of(lambda x: ops.softmax(x), TensorMeta((4096, 1024), F32)))
     assert text.count("#pragma omp parallel for") == 1
     assert "reduction(max:acc_max_acc) reduction(|:acc_max_nan)" in text
-    assert "double acc_sum_acc = 0;" in text  # float32 sums accumulate in double
+    assert "double acc_sum_acc = 0x0.0p+0;" in text  # float32 sums accumulate in double
     assert "reduction(+:acc_sum_acc)" in text
 
 

@@ -130,6 +130,37 @@ def test_every_reduction_has_a_rule_whose_combine_is_a_scalar_op():
                                           err_msg=f"{entry.name} {dtype}")
 
 
+# What each OpenMP reduction-clause operator computes (OpenMP's max and min compare
+# with > and <: NaN aside, as maximum and minimum do).
+OPENMP_OPERATORS = {"+": np.add, "*": np.multiply, "max": np.maximum, "min": np.minimum, "|": np.logical_or,
+                    "&": np.logical_and}
+
+
+def test_every_reduction_rule_says_what_kernels_repeat_of_it():
+    """NOTE(reduction-rule): the OpenMP operator combines as the combine op does; the
+    accumulator holds every value of the dtype it accumulates; an empty axis is refused
+    exactly where the op's meta refuses it."""
+    from pyjit.graph import TensorMeta
+
+    values = np.array([0, 1, 5, 3], dtype=np.int64)
+    for entry in (entry for entry in REGISTRY.values() if entry.category == "reduction"):
+        rule = entry.reduction
+        if rule.openmp is not None:
+            combine = SCALAR_OPS[rule.combine].ufunc
+            np.testing.assert_array_equal(OPENMP_OPERATORS[rule.openmp](values[:, None], values),
+                                          combine(values[:, None], values), err_msg=entry.name)
+        for dtype in map(np.dtype, ("bool", "int8", "uint32", "int64", "float32", "float64")):
+            accumulator = np.dtype(rule.accumulator(dtype))
+            assert accumulator.kind == dtype.kind or (dtype.kind in "iub" and accumulator == np.uint64), entry.name
+            assert accumulator.itemsize >= dtype.itemsize, entry.name
+        empty = TensorMeta((3, 0), np.dtype(np.float32))
+        if rule.allows_empty:
+            entry.meta(empty, axis=1)
+        else:
+            with pytest.raises(ValueError):
+                entry.meta(empty, axis=1)
+
+
 def test_reductions_without_a_rule_are_refused():
     from pyjit.ops.registry import Op
 

@@ -1,0 +1,1 @@
+"""Code shared by the C and CUDA kernel writers."""
