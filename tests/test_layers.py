@@ -187,21 +187,31 @@ def pyjit_sources() -> dict[str, str]:
             for path in sorted(PACKAGE_ROOT.rglob("*.py"))}
 
 
-def module_files(sources: dict[str, str]) -> set[str]:
-    """The dotted names of the modules and packages among `sources`."""
-    return {module_name(path)[0] for path in sources}
+def tree_problems(check, under: str = "pyjit/") -> list[str]:
+    """What `check(path, source, modules)` finds in each module of the package under
+    `under` (`modules`: the dotted names of every module and package)."""
+    sources = pyjit_sources()
+    modules = {module_name(path)[0] for path in sources}
+    return [problem for path, source in sources.items() if path.startswith(under)
+            for problem in check(path, source, modules)]
+
+
+def wing_violations(relative_path: str, source: str, modules=None) -> list[str]:
+    """The imports of the other wing in a module of codegen's cpu/ or cuda/."""
+    module, is_package = module_name(relative_path)
+    wing = relative_path.split("/")[2] if relative_path.startswith("pyjit/codegen/") else None
+    other = {"cpu": "pyjit.codegen.cuda", "cuda": "pyjit.codegen.cpu"}.get(wing)
+    if other is None:
+        return []
+    return [f"{relative_path}:{line}: imports {dotted}"
+            for line, dotted in imported_modules(ast.parse(source, relative_path), module, is_package)
+            if dotted == other or dotted.startswith(f"{other}.")]
 
 
 def test_the_cpu_and_cuda_wings_never_import_each_other():
-    problems = []
-    for path, source in pyjit_sources().items():
-        for wing, other in (("cpu", "cuda"), ("cuda", "cpu")):
-            if path.startswith(f"pyjit/codegen/{wing}/"):
-                module, is_package = module_name(path)
-                problems += [f"{path}:{line}: imports {dotted}"
-                             for line, dotted in imported_modules(ast.parse(source, path), module, is_package)
-                             if dotted == f"pyjit.codegen.{other}" or dotted.startswith(f"pyjit.codegen.{other}.")]
-    assert problems == []
+    assert wing_violations("pyjit/codegen/cuda/build.py", "from ..cpu import build\n")
+    assert not wing_violations("pyjit/codegen/cuda/build.py", "from .. import cache\nfrom . import nvrtc\n")
+    assert tree_problems(wing_violations, "pyjit/codegen/") == []
 
 
 def entry_point_violations(relative_path: str, source: str, entry_points: set[str]) -> list[str]:
@@ -236,11 +246,8 @@ def codegen_entry_points() -> set[str]:
 def test_backends_import_only_the_entry_points_of_codegen():
     entry_points = codegen_entry_points()
     assert {"schedule", "glue_source", "TARGETS", "c_launcher"} <= entry_points
-    problems = []
-    for path, source in pyjit_sources().items():
-        if path.startswith("pyjit/backends/"):
-            problems += entry_point_violations(path, source, entry_points)
-    assert problems == []
+    assert tree_problems(lambda path, source, modules: entry_point_violations(path, source, entry_points),
+                         "pyjit/backends/") == []
 
 
 @pytest.mark.parametrize(("source", "caught"), [
@@ -287,12 +294,7 @@ def private_name_violations(relative_path: str, source: str, modules: set[str]) 
 
 
 def test_no_module_takes_another_modules_private_names():
-    sources = pyjit_sources()
-    modules = module_files(sources)
-    problems = []
-    for path, source in sources.items():
-        problems += private_name_violations(path, source, modules)
-    assert problems == []
+    assert tree_problems(private_name_violations) == []
 
 
 @pytest.mark.parametrize(("source", "caught"), [

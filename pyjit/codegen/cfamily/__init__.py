@@ -1,2 +1,2 @@
 """What the C and CUDA kernel writers share: C types, literals, the C dialect of the
-scalar ops' spellings and index arithmetic."""
+scalar ops' spellings and index arithmetic, and the base kernel writer."""

@@ -30,10 +30,10 @@ from ...ops.spelling import HELPERS
 from ..cfamily.dialect import CDialect, index_text
 from ..cfamily.literals import float_literal, literal
 from ..cfamily.types import ctype
+from ..cfamily.writer import KernelWriter
 from ..ir.index import Index
-from ..ir.kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var,
-                            hoist_leading_dims, nests_parallel_in_serial, unnamed_values, unrolled_accumulation,
-                            walk_values)
+from ..ir.kernel_ir import (Call, Kernel, Load, Loop, Reduce, Scratch, Store, Var, hoist_leading_dims,
+                            nests_parallel_in_serial, unrolled_accumulation, walk_values)
 from ..scheduling.moments import fewer_passes
 
 
@@ -162,14 +162,11 @@ def kernel_variants(kernel: Kernel) -> dict[str, str]:
     return {name: text.replace(f"void {kernel.name}(", f"void {name}(", 1) for name, text in found.items()}
 
 
-class _KernelWriter:
+class _KernelWriter(KernelWriter):
     def __init__(self, kernel: Kernel, threads: int | str | None = None, vector_bits: int | None = None,
                  tile: int = TILE):
-        self.kernel = kernel
+        super().__init__(kernel)
         self.threads, self.vector_bits, self.tile = threads, vector_bits, tile
-        self.lines: list[str] = []
-        self.params = {buffer.name: f"b{position}" for position, buffer in enumerate(kernel.buffers)}
-        self.temps = 0
         self.team: bool | None = None  # see _team_region
 
     def write(self) -> str:
@@ -219,8 +216,7 @@ class _KernelWriter:
                 self.params[statement.name] = statement.name
                 self._emit(depth, f"{ctype(statement.dtype)} {statement.name}[{statement.size}];")
             else:
-                target = f"{self.params[statement.buffer]}[{index_text(statement.index)}]"
-                self._emit(depth, f"{target} = {self._value(statement.value, depth, scope)};")
+                self._emit(depth, f"{self._element(statement)} = {self._value(statement.value, depth, scope)};")
 
     def _loop(self, loop: Loop, depth: int, scope: dict) -> None:
         innermost = not any(isinstance(statement, (Loop, Reduce)) for statement in loop.body)
@@ -386,34 +382,15 @@ class _KernelWriter:
         self._close(max(count, 1), depth)
 
     # -- values ---------------------------------------------------------------------
-    def _value(self, value, depth: int, scope: dict) -> str:
-        """The text of `value`, each load and call it needs that `scope` does not name
-        defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
-        for node in unnamed_values(value, scope):
-            if isinstance(node, Load):
-                text = f"{self.params[node.buffer]}[{index_text(node.index)}]"
-            else:
-                args = [self._text(arg, scope) for arg in node.args]
-                text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
-            scope[node] = f"t{self.temps}"
-            self.temps += 1
-            self._emit(depth, f"const {temporary_type(node.dtype)} {scope[node]} = {text};")
-        return self._text(value, scope)
+    _temporary_type = staticmethod(temporary_type)
+    _literal = staticmethod(literal)
 
-    @staticmethod
-    def _text(value, scope: dict) -> str:
-        """The text of a value written in place (a constant, an index, a reduction's
-        result) or named in `scope`."""
-        if isinstance(value, Constant):
-            return literal(value.value, value.dtype)
-        if isinstance(value, IndexValue):
-            return f"((int64_t)({index_text(value.index)}))"
-        if isinstance(value, Var):
-            return value.name
-        return scope[value]
-
-    def _emit(self, depth: int, line: str) -> None:
-        self.lines.append("    " * depth + line)
+    def _definition(self, node, scope: dict) -> str:
+        """The text of a load, or of a call of values `scope` names."""
+        if isinstance(node, Load):
+            return self._element(node)
+        args = [self._text(arg, scope) for arg in node.args]
+        return spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
 
 
 # NOTE(reduction-merging): consecutive reductions over the same dims, none reading

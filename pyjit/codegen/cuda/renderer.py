@@ -43,12 +43,12 @@ import numpy as np
 
 from ...ops.formula import SCALAR_OPS
 from ...ops.registry import REGISTRY
-from ..cfamily.dialect import index_text
 from ..cfamily.literals import literal
 from ..cfamily.types import ctype, suffix, utype
+from ..cfamily.writer import KernelWriter
 from ..ir.index import Index, Mod
-from ..ir.kernel_ir import (Call, Constant, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var,
-                            nests_parallel_in_serial, substitute_body, unnamed_values, walk_values)
+from ..ir.kernel_ir import (Call, IndexValue, Kernel, Load, Loop, Reduce, Scratch, Store, Var, nests_parallel_in_serial,
+                            substitute_body, walk_values)
 from ..target import BuildError
 from .columns import ColumnAccumulation, ColumnPositions, column_plan, column_positions
 from .launch import MAX_GRID, SPLIT_BLOCKS, CudaKernel, CudaUnit, Launch
@@ -248,17 +248,14 @@ def accumulator_dtype(kind: str, dtype: np.dtype, value_dtype: np.dtype) -> np.d
     return dtype
 
 
-class _KernelWriter:
+class _KernelWriter(KernelWriter):
     def __init__(self, kernel: Kernel):
-        self.kernel = kernel
+        super().__init__(kernel)
         self.body = forget_kept_values(kernel.body)
         self.index_type = "int32_t" if _fits_int32(kernel) else "int64_t"
-        self.params = {buffer.name: f"b{position}" for position, buffer in enumerate(kernel.buffers)}
         self.dtypes = {buffer.name: np.dtype(buffer.dtype) for buffer in kernel.buffers}
-        self.lines: list[str] = []
         self.launches: list[Launch] = []
         self.slots: dict[str, tuple[int, np.dtype]] = {}  # top-level reduction -> (workspace offset, dtype)
-        self.temps = 0
         self.column_item_bytes = 0  # a column split's partial: a value, or a value and a position
         self.result: CudaKernel | None = None
 
@@ -652,27 +649,18 @@ class _KernelWriter:
 
     # -- values ---------------------------------------------------------------------------
     def _assign(self, store: Store, value: str) -> str:
-        target = f"{self.params[store.buffer]}[{self._index(store.index)}]"
+        target = self._element(store)
         if self.dtypes[store.buffer] == HALF:
             value = f"pyjit_float2half({value})"
         return f"{target} = {value};"
 
-    def _index(self, index: Index) -> str:
-        return index_text(index)
-
-    def _value(self, value, depth: int, scope: dict) -> str:
-        """The text of `value`, each load and call it needs that `scope` does not name
-        defined first as a temporary (arguments before calls: NOTE(flat-walks))."""
-        for node in unnamed_values(value, scope):
-            scope[node] = f"t{self.temps}"
-            self.temps += 1
-            self._emit(depth, f"const {vtype(node.dtype)} {scope[node]} = {self._definition(node, scope)};")
-        return self._text(value, scope)
+    _temporary_type = staticmethod(vtype)
+    _literal = staticmethod(cuda_literal)
 
     def _definition(self, node, scope: dict) -> str:
         """The text of a load, or of a call of values `scope` names."""
         if isinstance(node, Load):
-            text = f"{self.params[node.buffer]}[{self._index(node.index)}]"
+            text = self._element(node)
             return f"pyjit_half2float({text})" if self.dtypes[node.buffer] == HALF else text
         args = [self._text(arg, scope) for arg in node.args]
         text = spell(node.op, args, [arg.dtype for arg in node.args], node.dtype)
@@ -680,20 +668,6 @@ class _KernelWriter:
             double = node.op == "cast" and node.args[0].dtype == np.float64
             text = f"pyjit_round_half_double({args[0]})" if double else f"pyjit_round_half({text})"
         return text
-
-    def _text(self, value, scope: dict) -> str:
-        """The text of a value written in place (a constant, an index, a reduction's
-        result) or named in `scope`."""
-        if isinstance(value, Constant):
-            return cuda_literal(value.value, value.dtype)
-        if isinstance(value, IndexValue):
-            return f"((int64_t)({self._index(value.index)}))"
-        if isinstance(value, Var):
-            return value.name
-        return scope[value]
-
-    def _emit(self, depth: int, line: str) -> None:
-        self.lines.append("    " * depth + line)
 
 
 _DEFINITION = re.compile(r"^\s*const [a-z0-9_]+ (\w+) = ")

@@ -203,44 +203,42 @@ class Index:
 
 
 @dataclasses.dataclass(frozen=True)
-class FloorDiv:
+class _Division:
+    """`numerator <symbol> divisor` as an atom of an Index (both non-negative)."""
+
+    numerator: Index
+    divisor: Index
+
+    def names(self) -> set[str]:
+        return self.numerator.names() | self.divisor.names()
+
+    def substitute(self, mapping) -> Index:
+        return self.apply(self.numerator.substitute(mapping), self.divisor.substitute(mapping))
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The C text, built once: sorting monomials reads it often."""
+        return f"({self.numerator} {self.symbol} {self.divisor})"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class FloorDiv(_Division):
     """`numerator // divisor` as an atom of an Index (both non-negative)."""
 
-    numerator: Index
-    divisor: Index
+    symbol = "//"
 
-    def names(self) -> set[str]:
-        return self.numerator.names() | self.divisor.names()
-
-    def substitute(self, mapping) -> Index:
-        return self.numerator.substitute(mapping).floordiv(self.divisor.substitute(mapping))
-
-    @functools.cached_property
-    def text(self) -> str:
-        """The C text, built once: sorting monomials reads it often."""
-        return f"({self.numerator} // {self.divisor})"
-
-    def __str__(self) -> str:
-        return self.text
+    @staticmethod
+    def apply(numerator: Index, divisor: Index) -> Index:
+        return numerator.floordiv(divisor)
 
 
-@dataclasses.dataclass(frozen=True)
-class Mod:
+class Mod(_Division):
     """`numerator % divisor` as an atom of an Index (both non-negative)."""
 
-    numerator: Index
-    divisor: Index
+    symbol = "%"
 
-    def names(self) -> set[str]:
-        return self.numerator.names() | self.divisor.names()
-
-    def substitute(self, mapping) -> Index:
-        return self.numerator.substitute(mapping).mod(self.divisor.substitute(mapping))
-
-    @functools.cached_property
-    def text(self) -> str:
-        """The C text, built once: sorting monomials reads it often."""
-        return f"({self.numerator} % {self.divisor})"
-
-    def __str__(self) -> str:
-        return self.text
+    @staticmethod
+    def apply(numerator: Index, divisor: Index) -> Index:
+        return numerator.mod(divisor)
