@@ -31,7 +31,7 @@ CORES = len(os.sched_getaffinity(0))
 # label -> the environment of one process (added to the caller's, whose own thread
 # variables are dropped). With N the cores, "BLAS N, OpenMP N" is also what a process
 # gets by default: one team, OpenBLAS's jobs on libgomp's threads (NOTE(blas-pool) in
-# pyjit/codegen/threads.py). "OpenBLAS's own pool" is how it was before: two pools, and
+# pyjit/codegen/cpu/threads.py). "OpenBLAS's own pool" is how it was before: two pools, and
 # OpenBLAS's idle workers busy-spin about 0.1 s after a call (OPENBLAS_THREAD_TIMEOUT,
 # 2^28 cycles), which "BLAS idle sleeps" shortens; "OpenMP idle sleeps" shortens libgomp's
 # (about 30 us, NOTE(omp-wait-policy)). Where one beats the default, that spin costs.

@@ -196,13 +196,14 @@ void vector_math_floor(char *const *buffers, const int64_t *sizes) {{
 
 def vector_math_floor(workload: Workload, quick: bool) -> dict:
     """The time of `workload`'s vector-math calls alone, timed like a row's steady state."""
-    from pyjit.codegen import build, c_renderer
+    from pyjit.codegen.cfamily.types import ctype as c_type, suffix
+    from pyjit.codegen.cpu import build, renderer as c_renderer
 
     case = workload.numpy(quick)
     calls = workload.vector_math(*case.args)
     (count,) = {argument.size for _, argument in calls}
     dtype = calls[0][1].dtype
-    ctype = c_renderer.ctype(dtype)
+    ctype = c_type(dtype)
     arrays = list({id(argument): argument for _, argument in calls}.values())  # sin(x) and cos(x): one block
     number = {id(array): n for n, array in enumerate(arrays)}
     blocks = [np.ascontiguousarray(array.reshape(-1)[:FLOOR_BLOCK]) for array in arrays]
@@ -210,7 +211,7 @@ def vector_math_floor(workload: Workload, quick: bool) -> dict:
         arguments="\n".join(f"  const {ctype} *restrict a{n} = (const {ctype} *)buffers[{n}];"
                             for n in range(len(blocks))),
         ctype=ctype, block=FLOOR_BLOCK,
-        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{c_renderer.suffix(dtype)}(a{number[id(argument)]}[i])"
+        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{suffix(dtype)}(a{number[id(argument)]}[i])"
                          for op, argument in calls))
     kernel = build.load(source).kernel("vector_math_floor", len(blocks), 1)
     args = (*blocks, count)

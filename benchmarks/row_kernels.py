@@ -25,8 +25,8 @@ ROWS, WIDTH = 4096, 1024
 RENDER = f"""
 import json, numpy as np
 import pyjit.ops as ops
-from pyjit.codegen.c_renderer import render_unit
-from pyjit.codegen.scheduler import schedule
+from pyjit.codegen.cpu.renderer import render_unit
+from pyjit.codegen.scheduling.scheduler import schedule
 from pyjit.graph import Graph, TensorMeta
 
 def kernel(build, *shapes):
@@ -68,7 +68,7 @@ def compare(before: dict, rounds: int) -> None:
     """Times each kernel of `before` against the imported pyjit's, after checking both."""
     import pyjit
     from pyjit import _C
-    from pyjit.codegen import build
+    from pyjit.codegen.cpu import build
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(pyjit.__file__)))  # installed, or a built tree
     sources = {"before": before, "after": rendered(here)}

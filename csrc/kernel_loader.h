@@ -1,4 +1,4 @@
-// The kernel loader: shared libraries of generated kernels (pyjit/codegen/build.py
+// The kernel loader: shared libraries of generated kernels (pyjit/codegen/cpu/build.py
 // compiles them) opened with dlopen, and their kernels as vectorcall objects.
 #pragma once
 

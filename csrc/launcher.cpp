@@ -27,7 +27,7 @@ namespace {
 // dropped after its last use, the kernels called with their sizes (without the GIL, as
 // Kernel calls), the outputs returned. Any other call (other inputs, keyword arguments)
 // goes to the fallback, the generated glue (NOTE(glue)), which gives the same results.
-// pyjit/backends/launch.py decides which graphs qualify.
+// pyjit/codegen/cpu/launch.py decides which graphs qualify.
 //
 // NOTE(c-launcher-matmul): a step may also be a call of a NumPy function (the matmul
 // ufunc) with `out=` a buffer allocated here, which the epilogue kernel after it may
@@ -50,7 +50,7 @@ namespace {
 // matrix products, outputs and later views do.
 //
 // NOTE(launcher-buffer-reuse): built with `reuse_buffers` (the modes that reuse buffers:
-// NOTE(buffer-reuse) in pyjit/codegen/wrapper.py), the launcher keeps the array it made
+// NOTE(buffer-reuse) in pyjit/codegen/glue.py), the launcher keeps the array it made
 // for each buffer and takes it again at the next call when its reference count says
 // nobody else holds it (not the caller, not a view of it, not a concurrent call still
 // running) and its shape is this call's; otherwise it allocates, as the glue's pools do.

@@ -137,7 +137,7 @@ erf: numpy.ufunc
 library's erf, so eager results and generated C kernels agree; NumPy has no erf."""
 
 class KernelLibrary:
-    """A shared library of generated kernels (pyjit/codegen/build.py compiles them).
+    """A shared library of generated kernels (pyjit/codegen/cpu/build.py compiles them).
 
     Opened with dlopen(path, RTLD_NOW | RTLD_LOCAL), raising OSError with dlerror()'s
     text; closed (dlclose) when the object dies, which is after its last kernel dies.

@@ -112,7 +112,7 @@ warning. None: no remote cache. Default: $PYJIT_REMOTE_CACHE."""
 blas_threads = os.environ.get("PYJIT_BLAS_THREADS") or "openmp"
 """Where NumPy's OpenBLAS runs its jobs once the CPU target has loaded kernels:
 "openmp", on the kernels' OpenMP team, so one set of threads serves both (NOTE(blas-pool)
-in pyjit/codegen/threads.py); "openblas", on OpenBLAS's own pool, as without pyjit.
+in pyjit/codegen/cpu/threads.py); "openblas", on OpenBLAS's own pool, as without pyjit.
 Read each time kernels are loaded. Default: $PYJIT_BLAS_THREADS, else "openmp"."""
 
 _SETTINGS = tuple(sorted(name for name in set(globals()) - _NOT_SETTINGS

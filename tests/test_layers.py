@@ -194,3 +194,133 @@ def test_the_circle_checker_sees_imports_inside_functions():
     # Through another package it is the layering's concern (a later layer imported).
     sources["pyjit/frontend/b.py"] = "def g():\n    from ..graph import Graph\n"
     assert import_circles(sources) == []
+
+
+# -- codegen's wings and what backends may see ------------------------------------------------
+def pyjit_sources() -> dict[str, str]:
+    """relative path -> text of every module of the package."""
+    return {path.relative_to(PACKAGE_ROOT.parent).as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(PACKAGE_ROOT.rglob("*.py"))}
+
+
+def tree_problems(check, under: str = "pyjit/") -> list[str]:
+    """What `check(path, source, modules)` finds in each module of the package under
+    `under` (`modules`: the dotted names of every module and package)."""
+    sources = pyjit_sources()
+    modules = {module_name(path)[0] for path in sources}
+    return [problem for path, source in sources.items() if path.startswith(under)
+            for problem in check(path, source, modules)]
+
+
+def wing_violations(relative_path: str, source: str, modules=None) -> list[str]:
+    """The imports of the other wing in a module of codegen's cpu/ or cuda/."""
+    module, is_package = module_name(relative_path)
+    wing = relative_path.split("/")[2] if relative_path.startswith("pyjit/codegen/") else None
+    other = {"cpu": "pyjit.codegen.cuda", "cuda": "pyjit.codegen.cpu"}.get(wing)
+    if other is None:
+        return []
+    return [f"{relative_path}:{line}: imports {dotted}"
+            for line, dotted in imported_modules(ast.parse(source, relative_path), module, is_package)
+            if dotted == other or dotted.startswith(f"{other}.")]
+
+
+def test_the_cpu_and_cuda_wings_never_import_each_other():
+    assert wing_violations("pyjit/codegen/cuda/build.py", "from ..cpu import build\n")
+    assert not wing_violations("pyjit/codegen/cuda/build.py", "from .. import cache\nfrom . import nvrtc\n")
+    assert tree_problems(wing_violations, "pyjit/codegen/") == []
+
+
+def entry_point_violations(relative_path: str, source: str, entry_points: set[str]) -> list[str]:
+    """The imports of codegen in a module of backends/ that are not `from pyjit.codegen
+    import <one of entry_points>` (relative or absolute)."""
+    module, is_package = module_name(relative_path)
+    problems = []
+    for node in ast.walk(ast.parse(source, relative_path)):
+        if isinstance(node, ast.Import):
+            problems += [f"{relative_path}:{node.lineno}: import {alias.name}" for alias in node.names
+                         if subpackage_of(alias.name) == "codegen"]
+        elif isinstance(node, ast.ImportFrom):
+            package = module.split(".") if is_package else module.split(".")[:-1]
+            base = (".".join(package[: len(package) - (node.level - 1)] + ([node.module] if node.module else []))
+                    if node.level else node.module)
+            if subpackage_of(base) != "codegen" and not (base == "pyjit" and any(a.name == "codegen"
+                                                                                 for a in node.names)):
+                continue
+            names = [alias.name for alias in node.names]
+            if base != "pyjit.codegen" or not set(names) <= entry_points:
+                problems.append(f"{relative_path}:{node.lineno}: from {base} import {', '.join(names)}")
+    return problems
+
+
+def codegen_entry_points() -> set[str]:
+    tree = ast.parse((PACKAGE_ROOT / "codegen" / "__init__.py").read_text(encoding="utf-8"))
+    (names,) = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                and any(getattr(target, "id", None) == "__all__" for target in node.targets)]
+    return set(ast.literal_eval(names))
+
+
+def test_backends_import_only_the_entry_points_of_codegen():
+    entry_points = codegen_entry_points()
+    assert {"schedule", "glue_source", "TARGETS", "c_launcher"} <= entry_points
+    assert tree_problems(lambda path, source, modules: entry_point_violations(path, source, entry_points),
+                         "pyjit/backends/") == []
+
+
+@pytest.mark.parametrize(("source", "caught"), [
+    ("from ..codegen import schedule, glue_source\n", False),
+    ("from pyjit.codegen import TARGETS\n", False),
+    ("from ..codegen.cpu import build\n", True),
+    ("from ..codegen import cpu\n", True),
+    ("import pyjit.codegen.glue\n", True),
+    ("def f():\n    from ..codegen.scheduling.scheduler import schedule\n", True),
+    ("from .. import codegen\n", True),
+])
+def test_the_entry_point_checker(source, caught):
+    entry_points = {"schedule", "glue_source", "TARGETS"}
+    assert bool(entry_point_violations("pyjit/backends/inductor.py", source, entry_points)) == caught
+
+
+def private_name_violations(relative_path: str, source: str, modules: set[str]) -> list[str]:
+    """Where the module at `relative_path` takes a `_private` name of another pyjit
+    module: `from x import _name`, or `x._name` on a module it imported (the native
+    core, pyjit._C, is public under its underscore)."""
+    module, is_package = module_name(relative_path)
+    tree = ast.parse(source, relative_path)
+    private = lambda name: name.startswith("_") and not name.startswith("__") and name != "_C"  # noqa: E731
+    problems, aliases = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            package = module.split(".") if is_package else module.split(".")[:-1]
+            base = (".".join(package[: len(package) - (node.level - 1)] + ([node.module] if node.module else []))
+                    if node.level else node.module)
+            if base.split(".")[0] != "pyjit":
+                continue
+            for alias in node.names:
+                if private(alias.name):
+                    problems.append(f"{relative_path}:{node.lineno}: from {base} import {alias.name}")
+                elif f"{base}.{alias.name}" in modules:
+                    aliases.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            aliases |= {alias.asname for alias in node.names if alias.asname and alias.name in modules}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and private(node.attr)):
+            problems.append(f"{relative_path}:{node.lineno}: {node.value.id}.{node.attr}")
+    return problems
+
+
+def test_no_module_takes_another_modules_private_names():
+    assert tree_problems(private_name_violations) == []
+
+
+@pytest.mark.parametrize(("source", "caught"), [
+    ("from . import build\nbuild.load('')\n", False),
+    ("from .. import _C\n_C.KernelLibrary\n", False),
+    ("from . import build\nbuild._write_atomic('', b'')\n", True),
+    ("from .build import _write_atomic\n", True),
+    ("import pyjit.codegen.cpu.build as build\nbuild._lock\n", True),
+    ("from numpy import _core\n", False),
+])
+def test_the_private_name_checker(source, caught):
+    modules = {"pyjit.codegen.cpu.build", "pyjit.codegen.cpu"}
+    assert bool(private_name_violations("pyjit/codegen/cpu/threads.py", source, modules)) == caught

@@ -262,7 +262,7 @@ class OpNode(BackwardNode):
         args = tuple(_unpacked(arg, owner, f"input {index}") for index, arg in enumerate(self.args))
         kwargs = {key: _unpacked(arg, owner, f"argument {key}") for key, arg in self.kwargs.items()}
         results = self.op.vjp(grad, self.out.unpack(owner, "output 0"), *args, **kwargs)
-        return [_at_path(results, path) for path in self.paths]
+        return [at_path(results, path) for path in self.paths]
 
     def saved_values(self) -> list[tuple[str, object]]:
         values = []
@@ -312,7 +312,7 @@ def _unpacked(arg, owner: str, label: str):
     return arg
 
 
-def _at_path(results: tuple, path):
+def at_path(results: tuple, path):
     position, item = path
     if position is None or position >= len(results) or results[position] is None:
         return None

@@ -247,10 +247,10 @@ class Tensor(TensorMethods):
             if (type(grad) is np.ndarray and grad.dtype == self.dtype and grad.base is None and grad.flags.c_contiguous
                     and grad.flags.writeable
                     and sys.getrefcount(grad) <= _UNSHARED_GRADIENT_REFERENCES + _C.hook_installed()):
-                self._grad = _new(grad)  # NOTE(gradient-stealing)
+                self._grad = wrap_array(grad)  # NOTE(gradient-stealing)
                 counters["autograd"]["gradients_taken_without_copy"] += 1
             else:
-                self._grad = _new(module.array(grad, dtype=self.dtype, copy=True, order="C"))
+                self._grad = wrap_array(module.array(grad, dtype=self.dtype, copy=True, order="C"))
         else:
             target = self._grad._array
             module.add(target, grad, out=target, casting="unsafe")
@@ -332,7 +332,7 @@ class Tensor(TensorMethods):
 
     def detach(self) -> Tensor:
         """The same memory (and version counter), outside the tape."""
-        detached = _new(self._array)
+        detached = wrap_array(self._array)
         detached._version_counter = self._version_counter
         return detached
 
@@ -340,7 +340,7 @@ class Tensor(TensorMethods):
     def data(self) -> Tensor:
         """As in PyTorch: the same memory outside the tape, with its own version counter
         (in-place changes through it are not seen by the graph)."""
-        return _new(self._array)
+        return wrap_array(self._array)
 
     @data.setter
     def data(self, value) -> None:
@@ -365,7 +365,7 @@ class Tensor(TensorMethods):
             if result._requires_grad and is_grad_enabled():
                 raise RuntimeError("moving a tensor that requires grad to another device is not recorded by pyjit; "
                                    "move it under pyjit.no_grad(), or detach() it first")
-            result = _new(to_device(result._array, normalize_device(device)))
+            result = wrap_array(to_device(result._array, normalize_device(device)))
         return result.clone() if copy and result is self else result
 
     def cpu(self) -> Tensor:
@@ -508,7 +508,7 @@ class Tensor(TensorMethods):
             raw = other._array if isinstance(other, Tensor) else other
             getattr(array_module(self._array), name)(self._array, raw, out=self._array)
             return self._bump()
-        old = _new(self._array.copy(), requires_grad=self._requires_grad)
+        old = wrap_array(self._array.copy(), requires_grad=self._requires_grad)
         old.grad_fn, old._output_nr = self.grad_fn, self._output_nr
         result = REGISTRY[name](old, other)
         if result.shape != self.shape:
@@ -598,7 +598,7 @@ def _unpickle(cls: type, array: np.ndarray, requires_grad: bool, device: str) ->
     return tensor
 
 
-def _new(array, requires_grad: bool = False) -> Tensor:
+def wrap_array(array, requires_grad: bool = False) -> Tensor:
     """A plain Tensor around `array` (no copy, no checks): how results are made."""
     tensor = Tensor.__new__(Tensor)
     _initialize(tensor, array, requires_grad)
@@ -668,7 +668,7 @@ def _dispatch(op, args: tuple, kwargs: dict) -> Tensor:
         if type(result) is not module.ndarray:
             result = module.asarray(result)  # NumPy gives scalars for 0-d results
     record = op.vjp is not None and result.dtype.kind in "fc" and is_grad_enabled() and _any_requires_grad(inputs)
-    out = _new(result, record)
+    out = wrap_array(result, record)
     if op.category == "view" and paths and paths[0] == (0, None) and (
             module is None or module.may_share_memory(result, raw_args[0])):
         base = inputs[0]

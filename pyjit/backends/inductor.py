@@ -1,7 +1,7 @@
 """The `inductor` backend: a graph's pointwise ops and reductions as fused C kernels.
 
 A graph is scheduled into kernels and eager steps (NOTE(fusion) in
-pyjit/codegen/scheduler.py), its kernels rendered as one C translation unit
+pyjit/codegen/scheduling/scheduler.py), its kernels rendered as one C translation unit
 (NOTE(c-renderer)), built and loaded through the disk cache (NOTE(kernel-cache)), and
 run by generated glue (NOTE(glue)) that falls back to the graph module for any input it
 was not compiled for. pyjit.Tensor inputs: NOTE(tensor-kernels).
@@ -24,18 +24,13 @@ from typing import NamedTuple
 from .. import config, logs, trace
 from ..autograd import Tensor
 from ..autograd.aot import aot_function, tensor_outputs
-from ..codegen import build
-from ..codegen.autotune import TunedKernel
-from ..codegen.lowering import Unsupported, lowering_half
-from ..codegen.scheduler import schedule
-from ..codegen.wrapper import GlueError, glue_source, layout_of
+from ..codegen import (TARGETS, BuildError, CompilerUnavailable, CpuTarget, CudaGraphed, CudaTarget, GlueError,
+                       NotLowerable, TunedKernel, c_launcher, glue_source, graph_device, is_dynamic, layout_of,
+                       lowering_half, schedule, target_for)
 from ..graph import Node, TensorMeta
 from ..utils import capture_disabled, counters
 from .eager import eager
-from .launch import c_launcher
 from .registry import register_backend
-from . import cuda_graphs
-from .targets import TARGETS, CpuTarget, CudaTarget, graph_device, target_for
 
 _output_code = logs.get_logger("output_code")
 MAX_BUFFERS, MAX_SIZES = 64, 512  # what one call of a pyjit._C.Kernel takes
@@ -47,12 +42,12 @@ _warned_no_compiler = False
 #   * CPU: "autotune" compiles each C kernel's variants (threads, vector width) and
 #     times them at its first call, keeping the fastest on disk (NOTE(cpu-autotune));
 #     "reuse_buffers" takes a graph's buffers from its previous call when nothing else
-#     holds them (NOTE(buffer-reuse) in pyjit/codegen/wrapper.py), what CUDA graphs
+#     holds them (NOTE(buffer-reuse) in pyjit/codegen/glue.py), what CUDA graphs
 #     save on a GPU without their overwritten outputs. CUDA graphs do not exist here.
 #   * CUDA: "autotune" times each kernel's block sizes with CUDA events on its first call
 #     at given sizes and keeps the fastest (NOTE(cuda-autotune)); "cuda_graphs" replays a
-#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in cuda_graphs.py); CuPy's
-#     memory pool already reuses buffers.
+#     graph's launches as one CUDA graph (NOTE(cuda-graphs) in
+#     pyjit/codegen/cuda/graphs.py); CuPy's memory pool already reuses buffers.
 # Unknown modes or options are refused.
 MODES = {"default": {}, "reduce-overhead": {"cuda_graphs": True, "reuse_buffers": True},
          "max-autotune": {"autotune": True, "cuda_graphs": True, "reuse_buffers": True},
@@ -99,8 +94,8 @@ def inductor(graph_module, example_inputs, mode: str | None = None, options: dic
         if compiled is graph_module:  # no kernel work, or none that compiles: NOTE(eager-straight-line)
             return eager(graph_module, examples)
         if (chosen.get("cuda_graphs") and compiled is not graph_module and target_for(graph_module.graph) is CudaTarget
-                and not cuda_graphs.is_dynamic(graph_module)):
-            return cuda_graphs.CudaGraphed(compiled, CudaTarget.array_module())
+                and not is_dynamic(graph_module)):
+            return CudaGraphed(compiled, CudaTarget.array_module())
         return compiled
     arrays = [example._array if isinstance(example, Tensor) else example for example in examples]
     inference = _Lazy(lambda: _on_tensors(
@@ -165,7 +160,7 @@ def compile_graphs(items, target: str | None = None, autotune: bool = False, reu
 def _compile_graphs(items, target, options: _Options) -> list:
     try:
         target.array_module()
-    except build.CompilerUnavailable as error:  # CUDA graphs without CuPy
+    except CompilerUnavailable as error:  # CUDA graphs without CuPy
         _warn_unavailable(error)
         counters["inductor"]["eager_fallbacks"] += len(items)
         return [graph_module for graph_module, _ in items]
@@ -209,9 +204,9 @@ def _load(plans: list[_Plan], target, autotune: bool = False):
     try:
         with trace.stage("kernels"):
             return target.load([kernel for plan in plans for kernel in plan.schedule.kernels], autotune)
-    except build.CompilerUnavailable as error:
+    except CompilerUnavailable as error:
         _warn_unavailable(error)
-    except build.BuildError as error:
+    except BuildError as error:
         warnings.warn(f"pyjit: a generated kernel failed to compile, so its graph runs eagerly "
                       f"(please report it): {error}", stacklevel=4)
     counters["inductor"]["eager_fallbacks"] += len(plans)
@@ -247,7 +242,7 @@ class _Plan:
                 return None
             glue, namespace = glue_source(scheduled, layouts, xp=target.array_module(),
                                           reuse_buffers=options.reuse_buffers)
-        except (Unsupported, GlueError):
+        except (NotLowerable, GlueError):
             return None
         except Exception as error:  # a bug: the graph still runs, eagerly, and says so
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "

@@ -25,7 +25,7 @@ from . import spelling as S
 class ScalarOp:
     """A scalar op of the formula language: its arity, the NumPy ufunc whose one-element
     meaning it has (and whose loop dtypes type it: NOTE(formula-typing) in
-    pyjit/codegen/lowering.py), and its spelling per target (NOTE(spelling))."""
+    pyjit/codegen/scheduling/lowering.py), and its spelling per target (NOTE(spelling))."""
 
     name: str
     arity: int
@@ -102,7 +102,7 @@ SCALAR_OPS = {entry.name: entry for entry in [
     _entry("isinf", 1, np.isinf, S.isinf), _entry("isfinite", 1, np.isfinite, S.isfinite),
     _entry("cast", 1, None, S.cast),                                 # cast(x, dtype=...) converts like astype
     # The C library's functions (scalar calls, no vector variants: NOTE(vector-math-accuracy)
-    # in pyjit/codegen/c_renderer.py lists the ones that have them).
+    # in pyjit/codegen/cpu/renderer.py lists the ones that have them).
     _entry("exp2", 1, np.exp2, S.builtin_call("exp2"), costly=True),
     _entry("log2", 1, np.log2, S.builtin_call("log2"), costly=True),
     _entry("log10", 1, np.log10, S.builtin_call("log10"), costly=True),

@@ -43,7 +43,7 @@ def _shape_text(shape: tuple) -> str:
 # NOTE(view-index-rule): a view's entry says where in its source an element of the view
 # is: `index_rule(ix, index, source_shape, shape, *args, **kwargs)` maps the view's index
 # (a tuple of integer expressions) to the source's, given the op's own arguments after
-# the source. `ix` is the indexing the caller computes with (pyjit/codegen/lowering.py):
+# the source. `ix` is the indexing the caller computes with (pyjit/codegen/scheduling/lowering.py):
 # `ix.zero()`, `ix.size(size)` (an int or graph size as an expression), `ix.is_one(size)`
 # (a size of 1, decided without a guard), `ix.canonical(size)`, `ix.hint(expression,
 # shape)` (its value at the example sizes); expressions add, multiply and have

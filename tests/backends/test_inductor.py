@@ -13,7 +13,7 @@ import pyjit.ops as ops
 from pyjit import logs
 from pyjit.backends import DEFAULT_BACKEND, list_backends, lookup_backend
 from pyjit.backends.inductor import compile_graphs
-from pyjit.codegen import build
+from pyjit.codegen.cpu import build
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
 from pyjit.utils import counters
 

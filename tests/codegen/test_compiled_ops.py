@@ -12,7 +12,7 @@ graph module run eagerly:
 A second table runs every pointwise op and reduction on the values where NumPy's
 semantics are delicate (NaN, infinities, signed zeros, integer extremes, division by
 zero) for every kernel dtype: the results must be NumPy's bit for bit, but for the
-ULPs of vector math (tests/codegen/test_c_renderer.py).
+ULPs of vector math (tests/codegen/cpu/test_renderer.py).
 
 Graphs are compiled per op, all rows of an op in one translation unit (one compiler
 run, then the disk cache: NOTE(kernel-cache)).
@@ -28,7 +28,7 @@ from op_samples import A, all_samples
 from ops.test_registry import assert_same_values, strided, trace
 
 from pyjit.backends.inductor import compile_graphs
-from pyjit.codegen.c_renderer import VECTOR_MATH_ULPS
+from pyjit.codegen.cpu.renderer import VECTOR_MATH_ULPS
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
 from pyjit.ops import REGISTRY, Composite
 

@@ -16,7 +16,9 @@ import pytest
 
 import pyjit
 from pyjit import config
-from pyjit.codegen import build, cuda_build, remote
+from pyjit.codegen import remote
+from pyjit.codegen.cpu import build
+from pyjit.codegen.cuda import build as cuda_build
 from pyjit.utils import counters
 
 if shutil.which("cc") is None and shutil.which("gcc") is None:
@@ -395,7 +397,7 @@ def compiled_here(use_remote, text) -> tuple[str, bytes]:
 WAITER = textwrap.dedent("""
     import json, sys
     from pyjit import config
-    from pyjit.codegen import build
+    from pyjit.codegen.cpu import build
     from pyjit.utils import counters
 
     library = build.load(sys.argv[1])

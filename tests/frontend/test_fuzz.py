@@ -48,7 +48,7 @@ from pyjit.utils import counters
 
 SUITE_PROGRAMS = 60  # the budget the normal suite runs (every backend)
 # What the fuzzer found became tests of the module it concerns (a seed names a program
-# only for one version of the generator): tests/codegen/test_wrapper.py (a symbolic size
+# only for one version of the generator): tests/codegen/test_glue.py (a symbolic size
 # the guards pinned to a number) and tests/frontend/test_resume.py (a method bound to a
 # computed array left below a split call).
 # The one warning left out of the comparison is the recompile limit's: a closure called

@@ -70,7 +70,7 @@ def _default_saved(joint: Joint, backward_side: set[Node]) -> list[Node]:
 # the forward reduced with its result; recomputed, they need not have the same bits (a
 # compiled kernel's vector math is within 4 ulp, and which variant runs, vector or
 # scalar, depends on how the compiler vectorizes each loop: NOTE(vector-math-accuracy)
-# in pyjit/codegen/c_renderer.py), and one ulp off, no element equals the maximum and
+# in pyjit/codegen/cpu/renderer.py), and one ulp off, no element equals the maximum and
 # the gradient is lost (fuzzer seed 777874: `np.tanh(x).max()` under inductor).
 RECOMPUTABLE = ("pointwise", "view")
 RELAXED = (("reduction",), ("reduction", "matmul"), ("reduction", "matmul", "other"))

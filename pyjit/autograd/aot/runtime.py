@@ -30,7 +30,7 @@ from ..device import array_module
 from ..grad_mode import is_grad_enabled
 from ..nodes import (FREED_MESSAGE, AccumulateGrad, BackwardNode, PartialBackward, Saved, UnusableValue,
                      backward_name, modified_message)
-from ..tensor import Tensor, _new
+from ..tensor import Tensor, wrap_array
 from .joint import JointUnsupported, build_joint, requiring_grad
 from .partition import extract, partition, saved_bytes
 
@@ -169,13 +169,13 @@ class _Compiled:
         wrapped, tangent = [], 0
         for value, differentiable, tensor in zip(results[:count], joint.differentiable, self.tensor_outputs):
             if differentiable:
-                out = _new(value, True)
+                out = wrap_array(value, True)
                 out.grad_fn, out._output_nr = node, tangent
                 node.outputs.append((value.shape, value.dtype))
                 tangent += 1
                 wrapped.append(out)
             else:
-                wrapped.append(_new(value) if tensor else value)
+                wrapped.append(wrap_array(value) if tensor else value)
         for index in self.viewed_outputs:
             wrapped[index]._version_counter.recorded_views = True
         node.keep(self._saved(args, results, wrapped))

@@ -26,7 +26,7 @@ from ... import logs
 from ...utils import capture_disabled, counters
 from .. import engine
 from ..device import array_module, device_of, is_traced
-from ..tensor import Tensor, _new
+from ..tensor import Tensor, wrap_array
 from .cache import Cache, Variant
 from .capture import Walk
 from .trace import GradientsChanged, trace
@@ -195,7 +195,7 @@ def _write_grad(variable, value, taken: set) -> None:
         fresh = (type(value) is np.ndarray and value.dtype == variable.dtype and value.base is None and id(value)
                  not in taken and value.flags.c_contiguous and value.flags.writeable)
         module = array_module(value)
-        variable._grad = _new(value if fresh else module.array(value, dtype=variable.dtype, copy=True, order="C"))
+        variable._grad = wrap_array(value if fresh else module.array(value, dtype=variable.dtype, copy=True, order="C"))
         return
     target = variable._grad._array
     array_module(target).copyto(target, value, casting="unsafe")

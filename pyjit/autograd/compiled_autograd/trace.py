@@ -50,7 +50,7 @@ from ...ops import REGISTRY
 from .. import engine
 from ..aot import CompiledFunctionBackward
 from ..function import FunctionCtx
-from ..nodes import AccumulateGrad, OpNode, Saved, UnusableValue, _at_path
+from ..nodes import AccumulateGrad, OpNode, Saved, UnusableValue, at_path
 from ..tensor import RetainGrad, Tensor
 from ..tracing import TapeTracer, TracedArray
 from .capture import NodeCall, Walk
@@ -240,7 +240,7 @@ class _Tracing:
         kwargs = {key: _substituted(value, supply, owner) for key, value in node.kwargs.items()}
         out = _substituted(node.out, supply, owner)
         results = node.op.vjp(buffer[0], out, *args, **kwargs)
-        return [_at_path(results, path) for path in node.paths]
+        return [at_path(results, path) for path in node.paths]
 
     def _function(self, call: NodeCall, buffer: list) -> list:
         ctx: FunctionCtx = call.node

@@ -17,7 +17,7 @@ import dataclasses
 import numpy as np
 
 from ...ops.registry import REGISTRY, ReductionRule
-from ..kernel_ir import Reduce
+from ..ir.kernel_ir import Reduce
 
 
 def rule_of(kind: str) -> ReductionRule:
