@@ -14,7 +14,7 @@ from backends.test_inductor import inductor, module
 
 import pyjit.ops as ops
 from pyjit.backends.inductor import compile_graphs
-from pyjit.codegen import cuda_emulation
+from pyjit.codegen.cuda import emulation as cuda_emulation
 from pyjit.graph import ShapeEnv, TensorMeta
 from pyjit.ops import REGISTRY, Op
 from pyjit.ops.registry import register
