@@ -197,6 +197,7 @@ void vector_math_floor(char *const *buffers, const int64_t *sizes) {{
 def vector_math_floor(workload: Workload, quick: bool) -> dict:
     """The time of `workload`'s vector-math calls alone, timed like a row's steady state."""
     from pyjit.codegen.cfamily.types import ctype as c_type, suffix
+    from pyjit.codegen.cfamily.vector_math import VECTOR_MATH
     from pyjit.codegen.cpu import build, renderer as c_renderer
 
     case = workload.numpy(quick)
@@ -211,7 +212,7 @@ def vector_math_floor(workload: Workload, quick: bool) -> dict:
         arguments="\n".join(f"  const {ctype} *restrict a{n} = (const {ctype} *)buffers[{n}];"
                             for n in range(len(blocks))),
         ctype=ctype, block=FLOOR_BLOCK,
-        calls=" + ".join(f"{c_renderer.VECTOR_MATH[op]}{suffix(dtype)}(a{number[id(argument)]}[i])"
+        calls=" + ".join(f"{VECTOR_MATH[op]}{suffix(dtype)}(a{number[id(argument)]}[i])"
                          for op, argument in calls))
     kernel = build.load(source).kernel("vector_math_floor", len(blocks), 1)
     args = (*blocks, count)

@@ -28,7 +28,7 @@ from op_samples import A, all_samples
 from ops.test_registry import assert_same_values, strided, trace
 
 from pyjit.backends.inductor import compile_graphs
-from pyjit.codegen.cpu.renderer import VECTOR_MATH_ULPS
+from pyjit.codegen.cfamily.vector_math import VECTOR_MATH_ULPS
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
 from pyjit.ops import REGISTRY, Composite
 

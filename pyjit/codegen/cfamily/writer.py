@@ -3,8 +3,6 @@ buffer parameters, and values written as text, each load and call a named tempor
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir.index import Index
 from ..ir.kernel_ir import Constant, IndexValue, Kernel, Load, Store, Var, unnamed_values
 from .dialect import index_text

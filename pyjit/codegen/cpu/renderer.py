@@ -31,6 +31,7 @@ from ..cfamily.dialect import CDialect, index_text
 from ..cfamily.literals import float_literal, literal
 from ..cfamily.reductions import FIRST_POSITION, ReductionPlan, plan_of, rule_of
 from ..cfamily.types import ctype
+from ..cfamily.vector_math import VECTOR_MATH
 from ..cfamily.writer import KernelWriter
 from ..ir.index import Index
 from ..ir.kernel_ir import (Call, Kernel, Load, Loop, Reduce, Scratch, Store, Var, hoist_leading_dims,
@@ -38,23 +39,6 @@ from ..ir.kernel_ir import (Call, Kernel, Load, Loop, Reduce, Scratch, Store, Va
 from ..scheduling.moments import fewer_passes
 
 
-# The libmvec functions (float and double variants) of glibc 2.35+ that the formula
-# language uses, by scalar op: declared `omp declare simd` in the prelude.
-# NOTE(vector-math-accuracy): a kernel's result of a VECTOR_MATH function is at most
-# VECTOR_MATH_ULPS units in the last place from the exact result, in float32 and float64,
-# wherever that result is finite (NaN and infinities are NumPy's). That is the accuracy
-# glibc gives these functions: the vectorized loop calls its vector variants (libmvec),
-# which glibc tests against a 4-ulp maximum error on their domains (its libmvec notes),
-# and a loop's remainder elements call the scalar functions, whose known errors glibc's
-# manual lists ("Known Maximum Errors in Math Functions") within that. The variant that
-# runs (SSE, AVX2 or AVX-512, by config.kernel_march and the CPU) changes the last bits:
-# results may differ by a few ulp from one CPU to another, never beyond the promise.
-# NumPy has its own errors (its SIMD float32 loops, SVML on AVX-512), so a kernel and
-# NumPy may differ by up to the sum of the two. sqrt is correctly rounded (half an ulp).
-VECTOR_MATH_ULPS = 4
-VECTOR_MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
-               "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsin": "asin", "arccos": "acos",
-               "arctan": "atan", "arctan2": "atan2", "erf": "erf", "pow": "pow"}
 # Work (elements times a cost) below which a loop nest stays on one thread: about 30 µs
 # of serial work here, more than handing work to a spinning OpenMP thread costs
 # (NOTE(omp-wait-policy) in csrc/kernel_loader.cpp; the 16k-element sin/cos/exp chain stays serial).

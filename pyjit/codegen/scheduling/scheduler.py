@@ -34,7 +34,7 @@ from ...graph.node import Node
 from ...ops.formula import Arg, Const
 from ...ops.shape_rules import normalize_axes
 from ..cfamily.reductions import rule_of, selects
-from ..cpu.renderer import VECTOR_MATH
+from ..cfamily.vector_math import VECTOR_MATH
 from ..ir.index import Index
 from ..ir.kernel_ir import (BufferParam, Call, Constant, Dim, IndexValue, Kernel, KernelValue, Load,
                             Loop, Reduce, Scratch, Store, Var, collapse_loops, keep_reduced_values, walk_values)

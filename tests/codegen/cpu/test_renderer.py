@@ -16,8 +16,9 @@ from pyjit.backends.inductor import compile_graphs
 from pyjit.codegen.cpu import build
 from pyjit.codegen.cfamily.dialect import index_text
 from pyjit.codegen.cfamily.literals import float_literal, literal
-from pyjit.codegen.cpu.renderer import (APART_CHECKED_BELOW, PARALLEL_MIN_WORK, PRELUDE, TILE, VECTOR_MATH,
-                                        VECTOR_MATH_ULPS, kernel_variants, render_kernel, render_unit)
+from pyjit.codegen.cfamily.vector_math import VECTOR_MATH, VECTOR_MATH_ULPS
+from pyjit.codegen.cpu.renderer import (APART_CHECKED_BELOW, PARALLEL_MIN_WORK, PRELUDE, TILE, kernel_variants,
+                                        render_kernel, render_unit)
 from pyjit.codegen.ir.index import Index
 from pyjit.codegen.scheduling.scheduler import schedule
 from pyjit.graph import Graph, GraphModule, ShapeEnv, TensorMeta
