@@ -264,17 +264,18 @@ class _Glue:
     # its last use, and no array that may be a view of it (any eager result not in
     # NEW_ARRAYS that read it, however indirectly) is used later or returned. NumPy's
     # assignment copies `values` first where it overlaps the target, as the op does.
-    # Inputs are never written: the caller's arrays change only by the write-back
-    # after the graph. With reused buffers (NOTE(buffer-reuse)) a kernel's buffer goes
+    # Inputs are never written (the caller's arrays change only by the write-back after
+    # the graph), but for those the caller donates (NOTE(donated-carries)). With reused buffers (NOTE(buffer-reuse)) a kernel's buffer goes
     # back to its pool after its last use, so only eager results are written there.
     def _assignments_in_place(self) -> set[int]:
         """Indices of the index_put steps the glue runs as `x[index] = values`."""
-        steps, kept = self.schedule.steps, self._kept()
+        donated = {self.schedule.names[node] for node in self.graph.placeholders if node.name in self.graph.donated}
+        steps, kept = self.schedule.steps, self._kept() - donated
         last: dict[str, float] = {}
         for index, step in enumerate(steps):
             for name in self._step_names(step):
                 last[name] = math.inf if name in kept else index
-        owned = set() if self.reuse else set(self.schedule.allocations)
+        owned = donated | (set() if self.reuse else set(self.schedule.allocations))
         views: dict[str, set[str]] = {}  # name -> the arrays it may be a view of
         chosen = set()
         for index, step in enumerate(steps):
