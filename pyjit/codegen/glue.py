@@ -45,7 +45,7 @@ from ..graph.node import Node, map_nodes
 from ..graph.printer import literal_text
 from .cfamily.reductions import refuses_empty
 from .scheduling.lowering import canonical, is_one
-from .scheduling.scheduler import EagerStep, KernelStep, Schedule, reduction_parameters
+from .scheduling.scheduler import FRESH_RESULTS, EagerStep, KernelStep, Schedule, reduction_parameters
 
 
 class GlueError(Exception):
@@ -70,6 +70,10 @@ def _unshared_count() -> int:
 
 
 UNSHARED = _unshared_count()
+# Ops whose result is always a new array, which item assignment may then write in place
+# (NOTE(assignment-in-place)).
+NEW_ARRAYS = FRESH_RESULTS | {"index_put", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+                              "full_like", "copy"}
 
 
 def layout_of(array) -> str:
@@ -222,6 +226,7 @@ class GlueWriter:
         # an eager result a kernel reads, or writes in place (NOTE(epilogue-in-place))
         loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep) for name in step.buffers}
         freed = self._last_uses()
+        in_place = self._assignments_in_place()
         for index, step in enumerate(self.schedule.steps):
             if isinstance(step, KernelStep):
                 for name, param in zip(step.buffers, step.kernel.buffers):
@@ -236,7 +241,11 @@ class GlueWriter:
                 target = self._global(node.target, "op_")
                 args = [self._argument(arg) for arg in node.args]
                 args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-                if stacked_by_matrix(node):
+                if index in in_place:
+                    target_name, index_text, values = args
+                    self._emit(f"{target_name}[{index_text}] = {values}")
+                    self._emit(f"{name} = {target_name}")
+                elif stacked_by_matrix(node):
                     self.namespace["matmul_rows"] = matmul_rows
                     self._emit(f"{name} = matmul_rows({target}, {', '.join(args)})")
                 else:
@@ -248,6 +257,55 @@ class GlueWriter:
                     self._emit(f"pool_{name}.append({name})")
                 self._emit(f"del {', '.join(freed[index])}")
         return allocated
+
+    # NOTE(assignment-in-place): item assignment is the functional index_put
+    # (NOTE(functionalisation)), whose op copies the whole array before writing the
+    # items: a program that fills a new array piece by piece (`result = np.empty(n);
+    # result[0] = ...; result[1:] = ...`) copied it once per assignment, where NumPy
+    # writes into it. The glue writes in place instead when no one can see the old
+    # value: the array is one the glue made (a buffer it allocated for a kernel, or the
+    # result of an op that always returns a new array: NEW_ARRAYS), the assignment is
+    # its last use, and no array that may be a view of it (any eager result not in
+    # NEW_ARRAYS that read it, however indirectly) is used later or returned. NumPy's
+    # assignment copies `values` first where it overlaps the target, as the op does.
+    # Inputs are never written (the caller's arrays change only by the write-back after
+    # the graph), but for those the caller donates (NOTE(donated-carries)). With reused buffers (NOTE(buffer-reuse)) a kernel's buffer goes
+    # back to its pool after its last use, so only eager results are written there.
+    def _assignments_in_place(self) -> set[int]:
+        """Indices of the index_put steps the glue runs as `x[index] = values`."""
+        donated = {self.schedule.names[node] for node in self.graph.placeholders if node.name in self.graph.donated}
+        steps, kept = self.schedule.steps, self._kept() - donated
+        last: dict[str, float] = {}
+        for index, step in enumerate(steps):
+            for name in self._step_names(step):
+                last[name] = math.inf if name in kept else index
+        owned = donated | (set() if self.reuse else set(self.schedule.allocations))
+        views: dict[str, set[str]] = {}  # name -> the arrays it may be a view of
+        chosen = set()
+        for index, step in enumerate(steps):
+            if not isinstance(step, EagerStep):
+                continue
+            node, name = step.node, self.schedule.names[step.node]
+            reads = {self.schedule.names.get(used) for used in node.inputs() if isinstance(used, Node)} - {None}
+            if getattr(node.target, "name", None) in NEW_ARRAYS:
+                owned.add(name)
+            else:
+                views[name] = reads.union(*(views.get(read, ()) for read in reads))
+            if getattr(node.target, "name", None) != "index_put" or len(node.args) != 3 or node.kwargs:
+                continue
+            target = self.schedule.names.get(node.args[0]) if isinstance(node.args[0], Node) else None
+            if target in owned and last.get(target) == index and all(
+                    last[alias] <= index for alias, sources in views.items() if target in sources):
+                chosen.add(index)
+        return chosen
+
+    def _step_names(self, step) -> list[str]:
+        """The glue's names a step reads or writes."""
+        if isinstance(step, KernelStep):
+            return list(step.buffers)
+        names = [self.schedule.names[step.node]]
+        map_nodes((step.node.args, step.node.kwargs), lambda node: names.append(self.schedule.names.get(node)))
+        return [name for name in names if name is not None]
 
     def _allocate(self, name: str, shape: tuple, dtype: np.dtype) -> None:
         """`name = empty(...)`, or with reuse a pooled buffer (NOTE(buffer-reuse))."""
@@ -277,14 +335,8 @@ class GlueWriter:
         kept = self._kept()
         last: dict[str, int] = {}
         for index, step in enumerate(self.schedule.steps):
-            if isinstance(step, KernelStep):
-                names = list(step.buffers)
-            else:
-                names = [self.schedule.names[step.node]]
-                map_nodes((step.node.args, step.node.kwargs),
-                          lambda node: names.append(self.schedule.names.get(node)))
-            for name in names:
-                if name is not None and name not in kept:
+            for name in self._step_names(step):
+                if name not in kept:
                     last[name] = index
         freed: dict[int, list[str]] = {}
         for name, index in last.items():

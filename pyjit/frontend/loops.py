@@ -348,6 +348,11 @@ class _Capturing:
         order = [body.index_node, *carry_in, *(body.lifted[node] for node in invariants)]
         graph.nodes[:len(order)] = order
         graph.output(tuple(carry_out))
+        donated = [position for position, placeholder in enumerate(carry_in) if _assigned_into(placeholder)]
+        # Neither the correctness check nor the gradient's recomputation (NOTE(loop-gradient))
+        # may have the body write over arrays it runs the body on again.
+        if not (config.verify_correctness or self.tensors):
+            graph.donated = frozenset(carry_in[position].name for position in donated)
         module = GraphModule(graph)
         examples = [self.steps[0], *(_example(node) for node in order[1:])]
         try:
@@ -355,7 +360,8 @@ class _Capturing:
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
             self._undo()
             raise Break("unsupported", f"the backend failed on the loop's body: {error.__cause__ or error}") from None
-        loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls())
+        loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls(),
+                        owned=tuple(donated) if graph.donated else ())
         starts = [start for _, start, _ in carries]
         if self.tensors:
             loop = self._differentiable(loop, module, examples, starts, invariants, body.index)
@@ -412,12 +418,48 @@ def _argument_stop(tracer, steps: range) -> LocalSource | None:
     return source if local_reads(tracer.bytecode.instructions).get(source.name) == 1 else None
 
 
-def _loop_op(body, carries: int, pure: bool) -> Op:
-    """The op of one loop node: `body(index, *carries, *invariants)` for each index."""
+# NOTE(donated-carries): item assignment in the body is index_put, whose op copies the
+# whole array, so `B[1:-1] = ...` in a loop copied B once per iteration (the 1-D Jacobi
+# loop: 80 copies of 3.2 MB a call, where NumPy writes in place). A carry the body
+# assigns into is therefore *donated*: the body's graph names its placeholder in
+# `Graph.donated`, and the glue may write into that array at the assignment when nothing
+# reads its old value later (NOTE(assignment-in-place) in pyjit/codegen/wrapper.py). The
+# loop op makes that safe: it copies those carries once before the first iteration (the
+# caller's arrays, and those of the enclosing graph, are never written), and after each
+# iteration copies again any of them the body returned that it does not own alone (an
+# array the loop was given, passed on or swapped into its place; an array returned
+# twice; a view). A backend that ignores `donated` costs the one copy. Under
+# config.verify_correctness nothing is donated: the check runs the body again on the
+# same arrays.
+def _assigned_into(placeholder: Node) -> bool:
+    return any(getattr(user.target, "name", None) == "index_put" and user.args[0] is placeholder
+               for user in placeholder.users)
+
+
+def _owned(state: tuple, owned: tuple[int, ...], shared: tuple) -> tuple:
+    """`state` with a copy of each donated carry that another value may share: one of
+    `shared` (the invariants, the caller's arrays), another carry, or a view's base."""
+    state = list(state)
+    for position in owned:
+        array = state[position]
+        if array.base is not None or any(array is other for other in shared) or any(
+                array is other for index, other in enumerate(state) if index != position):
+            state[position] = array.copy()
+    return tuple(state)
+
+
+def _loop_op(body, carries: int, pure: bool, owned: tuple[int, ...] = ()) -> Op:
+    """The op of one loop node: `body(index, *carries, *invariants)` for each index; the
+    carries at positions `owned` are donated to the body (NOTE(donated-carries))."""
     def run(xp, start, stop, step, *arrays):
         state, invariants = arrays[:carries], arrays[carries:]
+        shared = arrays  # what the body must never write: every array the loop was given
+        if owned and len(range(start, stop, step)):
+            state = tuple(array.copy() if position in owned else array for position, array in enumerate(state))
         for index in range(start, stop, step):
             state = body(index, *state, *invariants)
+            if owned:
+                state = _owned(state, owned, shared)
         return tuple(state)
 
     def meta(start, stop, step, *metas):

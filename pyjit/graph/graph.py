@@ -33,6 +33,9 @@ class Graph:
         self._taken_names: set[str] = set()
         self._last_suffix: dict[str, int] = {}  # base name -> the last counter it was given
         self._loc: SourceLoc | None = None
+        # Placeholders whose arrays the caller hands over: compiled code may write into
+        # them (NOTE(donated-carries) in pyjit/frontend/loops.py).
+        self.donated: frozenset[str] = frozenset()
 
     # -- building -------------------------------------------------------------------
     @contextlib.contextmanager

@@ -159,3 +159,41 @@ def test_a_compiled_function_reuses_its_dropped_outputs():
     for _ in range(2):
         np.testing.assert_allclose(chain(x), expected, rtol=1e-6, atol=1e-6)
     assert _C.block_cache_stats()["hits"] == hits + 2
+
+
+# Four 3.2 MB arrays alive at once, then all dropped: a free heap top of 12.8 MB, past
+# the trim threshold glibc's own rule sets (twice the largest mapped block freed).
+HEAP_PATTERN = """
+import resource
+import numpy as np
+def rounds(count):
+    for _ in range(count):
+        arrays = [np.full(400_000, 1.0) for _ in range(4)]
+        del arrays
+rounds(3)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+rounds(20)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+ARRAY_PAGES = 400_000 * 8 // 4096
+
+
+def page_faults(prelude: str, **environment) -> int:
+    child = subprocess.run([sys.executable, "-P", "-c", prelude + HEAP_PATTERN], capture_output=True, text=True,
+                           env={key: value for key, value in dict(os.environ, **environment).items()
+                                if value is not None})
+    assert child.returncode == 0, child.stderr
+    return int(child.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
+                    reason="the thresholds are glibc's")
+def test_importing_pyjit_keeps_the_freed_heap_top_for_reuse():
+    """NOTE(heap-trim): arrays under 32 MiB freed together stay in the heap, so the next
+    ones take pages already mapped; the user's own malloc settings are left alone."""
+    unset = dict(MALLOC_TRIM_THRESHOLD_=None, MALLOC_MMAP_THRESHOLD_=None, GLIBC_TUNABLES=None)
+    assert page_faults("", **unset) > 20 * ARRAY_PAGES  # glibc alone: every round maps them afresh
+    assert page_faults("import pyjit\n", **unset) < ARRAY_PAGES
+    # glibc reads the variable itself (the dynamic rule is then off): pyjit must not undo it
+    chosen = page_faults("import pyjit\n", **dict(unset, MALLOC_TRIM_THRESHOLD_="0", MALLOC_MMAP_THRESHOLD_="33554432"))
+    assert chosen > 20 * ARRAY_PAGES

@@ -201,3 +201,50 @@ def test_the_glue_multiplies_float_stacks_by_a_matrix_through_matmul_rows():
     for metas in ((TensorMeta((4, 5), F32), matrix), (stack, TensorMeta((3, 5, 6), F32)),
                   (TensorMeta((3, 4, 5), np.int64), TensorMeta((5, 6), np.int64))):
         assert "matmul_rows" not in glue(lambda a, b: ops.tanh(ops.matmul(a, b)), *metas)
+
+
+# -- NOTE(assignment-in-place) ---------------------------------------------------------------
+
+def compiled_glue(build, *arrays):
+    """The compiled graph (the glue, or the C launcher whose fallback it is), its glue's
+    source and its graph module."""
+    from pyjit.backends.inductor import compile_graphs
+    from pyjit.graph import GraphModule
+
+    graph = Graph()
+    inputs = [graph.placeholder(f"x{n}", TensorMeta(array.shape, array.dtype)) for n, array in enumerate(arrays)]
+    graph.output(build(*inputs))
+    module = GraphModule(graph)
+    (compiled,) = compile_graphs([(module, list(arrays))])
+    return compiled, getattr(compiled, "fallback", compiled).glue, module
+
+
+def assert_same_outcome(compiled, module, x):
+    original = x.copy()
+    for got, expected in zip(compiled(x), module(x)):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(x, original)
+
+
+def test_an_array_the_glue_made_is_assigned_into_in_place():
+    def fill(x):  # a kernel's buffer, then two item assignments, then read by a kernel
+        first = ops.index_put(ops.multiply(x, 3.0), 0, 1.0)
+        return (ops.multiply(ops.index_put(first, slice(2, None), ops.add(ops.getitem(x, slice(2, None)), 0.5)), 2.0),)
+
+    x = np.linspace(0, 1, 7)
+    compiled, text, module = compiled_glue(fill, x)
+    assert "[0] = 1.0" in text and "[slice(2, None, None)] = " in text
+    assert_same_outcome(compiled, module, x)
+
+
+def test_inputs_and_arrays_still_read_are_copied_before_assignment():
+    def keep_old(x):  # x is an input; 3x is read after its assignment, and aliased
+        written = ops.index_put(x, 1, 5.0)
+        e = ops.multiply(x, 3.0)
+        alias = ops.ascontiguousarray(e)
+        return (written, ops.index_put(e, 0, 7.0), alias)
+
+    x = np.linspace(0, 1, 4)
+    compiled, text, module = compiled_glue(keep_old, x)
+    assert "] = " not in text
+    assert_same_outcome(compiled, module, x)
