@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import textwrap
 
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "benchmarks",
@@ -35,16 +34,20 @@ def command_line(doc: str, quick: str) -> argparse.ArgumentParser:
 
 
 def cpu_model() -> str:
-    """The CPU's name as the kernel gives it (`model name` in /proc/cpuinfo), else
-    platform's."""
+    """The CPU's name as the kernel gives it (`model name` in /proc/cpuinfo, else
+    platform's) and its widest vector unit the kernels use (AVX-512 or AVX2)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as file:
             for line in file:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    flags = fields.get("flags", "").split()
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
+    return f"{name} ({vector})" if vector else name
 
 
 def machine() -> dict:
@@ -133,8 +136,3 @@ def shown_path(path: str) -> str:
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
 
-
-def python_command(script: str, *arguments: str) -> list[str]:
-    """The command that runs `script` under this interpreter, with -P when this process
-    has it (the children import the pyjit the parent imported)."""
-    return [sys.executable, *(["-P"] if sys.flags.safe_path else []), script, *arguments]
