@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import json
 import os
 import platform
@@ -65,20 +66,29 @@ def machine() -> dict:
 def write_results(path: str, section: str, figures: dict, quick: bool) -> str:
     """Writes `figures` as `section` of the results file at `path` (NOTE(results-file)),
     keeping the file's other sections; a file that is not a results file is replaced.
-    Returns the path as the script prints it."""
+    Scripts run side by side may write at once: each holds a lock on the file's folder
+    from reading to replacing, so none loses another's section. Returns the path as the
+    script prints it."""
+    stamped = {"machine": machine(), "quick": quick, **figures}
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    lock = os.open(folder, os.O_RDONLY)
     try:
-        with open(path, encoding="utf-8") as file:
-            document = json.load(file)
-    except (OSError, ValueError):
-        document = {}
-    if not isinstance(document, dict):
-        document = {}
-    document[section] = {"machine": machine(), "quick": quick, **figures}
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    partial = f"{path}.{os.getpid()}.part"  # a reader never sees half a file
-    with open(partial, "w", encoding="utf-8") as file:
-        json.dump(document, file, indent=1)
-    os.replace(partial, path)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(path, encoding="utf-8") as file:
+                document = json.load(file)
+        except (OSError, ValueError):
+            document = {}
+        if not isinstance(document, dict):
+            document = {}
+        document[section] = stamped
+        partial = f"{path}.{os.getpid()}.part"  # a reader never sees half a file
+        with open(partial, "w", encoding="utf-8") as file:
+            json.dump(document, file, indent=1)
+        os.replace(partial, path)
+    finally:
+        os.close(lock)  # releases the lock
     return shown_path(path)
 
 

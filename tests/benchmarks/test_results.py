@@ -6,9 +6,12 @@ import json
 import os
 import pathlib
 import re
+import subprocess
 import sys
 
 import pytest
+
+import pyjit
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -57,3 +60,17 @@ def test_every_script_the_main_job_runs_writes_a_section():
                                    "remote_cache"}
     words = set(re.findall(r"[\w/]+", main))
     assert [name for name in names - {"results"} if name not in words and f"benchmarks/{name}" not in words] == []
+
+
+def test_scripts_writing_at_once_lose_no_section(results, tmp_path):
+    """Twelve processes write their sections into one file at the same moment."""
+    path = tmp_path / "results.json"
+    code = (f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import results; "
+            f"results.write_results({str(path)!r}, sys.argv[1], {{'rows': [sys.argv[1]]}}, quick=True)")
+    environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
+    writers = [subprocess.Popen([sys.executable, "-P", "-c", code, f"s{number}"], env=environment)
+               for number in range(12)]
+    assert [writer.wait(timeout=120) for writer in writers] == [0] * 12
+    document = json.loads(path.read_text())
+    assert sorted(document) == sorted(f"s{number}" for number in range(12))
+    assert all(document[name]["rows"] == [name] for name in document)
