@@ -192,8 +192,8 @@ def small_graphs_table(section: dict) -> list[str]:
     body += [[f"relu(x @ W + b), {row['layer']}", MISSING, number(row["numpy_s"] * 1e6),
               number(row["inductor_s"] * 1e6), ratio(row["numpy_s"] / row["inductor_s"]), MISSING, MISSING]
              for row in section["layers"]]
-    return [f"Sizes: `--sizes {section['sizes']}`.", "",
-            *table(["function", "elements", "numpy µs", "inductor µs", "vs numpy", "eager µs", "vs numpy"], body)]
+    return table(["function", f"elements (`--sizes {section['sizes']}`)", "numpy µs", "inductor µs", "vs numpy",
+                  "eager µs", "vs numpy"], body)
 
 
 def modes_table(section: dict) -> list[str]:
@@ -215,16 +215,16 @@ def compiled_backward_table(section: dict) -> list[str]:
     rows = section["rows"]
     body = [[row["engine"], number(row["median_ms"]), ratio(row["speedup"]), number(row["first_ms"]),
              "yes" if row["matches_tape"] else "no"] for row in rows]
-    return [f"{rows[0]['workload']}.", "",
-            *table(["engine", "median ms", "vs tape", "first ms", "gradients match the tape"], body)]
+    return table([f"engine ({rows[0]['workload']})", "median ms", "vs tape", "first ms", "gradients match the tape"],
+                 body)
 
 
 def loops_table(section: dict) -> list[str]:
     body = [[str(row["steps"]), number(row["first_call_s"]), number(row["numpy_s"] * 1e3), str(row["graph_breaks"]),
              str(row["graphs"]), "yes" if row["recompiled_for_T_plus_1"] else "no"] for row in section["jacobi_1d"]]
     nested = section["nested"]
-    return [f"Backend `{section['backend']}`.", "",
-            *table(["T", "first call s", "numpy ms", "breaks", "graphs", "T+1 recompiles"], body), "",
+    return [*table(["T", f"first call s (`{section['backend']}`)", "numpy ms", "breaks", "graphs", "T+1 recompiles"],
+                   body), "",
             f"Nested slice-writing loop: pyjit {number(nested['pyjit_s'] * 1e3)} ms a call, NumPy "
             f"{number(nested['numpy_s'] * 1e3)} ms; {nested['warnings']} warnings, "
             f"{nested['compile_failures']} failed compiles."]
@@ -257,13 +257,13 @@ def cluster_table(section: dict) -> list[str]:
     for name, row in (("empty", section["cold"]), ("warm", section["remote"])):
         rows.append([name, number(row["first_s"] * 1e3), number(row["compiled_s"] * 1e3), number(row["numpy_s"] * 1e3),
                      ratio(row["numpy_s"] / row["compiled_s"])])
-        workers.append(f"{name}: " + ", ".join(f"{worker['compiled']} compiled, {worker['remote']} fetched, "
-                                              f"{worker['disk']} from disk" for worker in row["workers"]))
+        workers.append(f"{name} cache, " + ", ".join(
+            f"worker {index}: {worker['compiled']} compiled, {worker['remote']} fetched, {worker['disk']} from disk"
+            for index, worker in enumerate(row["workers"], 1)))
     shape = section["shape"]
-    return [f"GELU and a sum over a {shape[0]}x{shape[1]} float64 array in {shape[0] // section['chunk_rows']} chunks, "
-            f"2 worker processes; medians of {section['repeats']} runs.", "",
-            *table(["remote cache", "first run ms", "compiled ms", "numpy ms", "vs numpy"], rows), "",
-            "Kernels per worker, " + "; ".join(workers) + "."]
+    return [*table(["remote cache", "first run ms", "compiled ms", "numpy ms", "vs numpy"], rows), "",
+            f"GELU and a sum over a {shape[0]}x{shape[1]} float64 array in {shape[0] // section['chunk_rows']} "
+            f"chunks; compiled and numpy: medians of {section['repeats']}. Kernels: " + "; ".join(workers) + "."]
 
 
 def remote_cache_table(section: dict) -> list[str]:
@@ -273,9 +273,8 @@ def remote_cache_table(section: dict) -> list[str]:
              ratio(figures["warm_start_ms"]["cold"] / figures["warm_start_ms"]["remote"]),
              *(number(figures["kernels_ms"][setting]) for setting in ("cold", "remote"))]
             for workload, figures in results.items()]
-    return [f"Medians of {section['repeats']} runs.", "",
-            *table(["workload", *(f"{setting} ms" for setting in settings), "cold/remote", "kernels cold ms",
-                    "kernels remote ms"], body)]
+    return table([f"workload (medians of {section['repeats']})", *(f"{setting} ms" for setting in settings),
+                  "cold/remote", "kernels cold ms", "kernels remote ms"], body)
 
 
 TABLES = {"run": run_table, "programs": programs_table, "hook_overhead": hook_overhead_table,
