@@ -25,6 +25,7 @@ import numpy as np
 # `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from results import command_line, write_results  # noqa: E402
 from workloads import BY_NAME, gelu, mlp  # noqa: E402
 
 CORES = len(os.sched_getaffinity(0))
@@ -167,10 +168,8 @@ def run(quick: bool, rounds: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test; figures mean nothing)")
+    parser = command_line(__doc__, "tiny sizes (a smoke test; figures mean nothing)")
     parser.add_argument("--rounds", type=int, default=3, help="processes per setting, taken in turns")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -185,9 +184,7 @@ def main() -> None:
             summed = (f"{parts['s'] * 1e3:9.3f} {whole['s'] / parts['s']:6.2f}" if parts else f"{'-':>9s} {'-':>6s}")
             print(f"{graph:36s} {label:20s} {whole['s'] * 1e3:9.3f} {summed} {whole['cpu_s'] * 1e3:7.2f} "
                   f"{parts['cpu_s'] * 1e3 if parts else float('nan'):9.2f} {whole['threads']:7d}")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump(best, file, indent=2)
+    print(f"wrote {write_results(options.json, 'blas_threads', {'settings': best}, options.quick)}")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,6 @@ is an error.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 import sys
@@ -38,6 +36,7 @@ import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
 from dask.distributed import Client, LocalCluster, wait  # noqa: E402
 from remote_cache import SECRET, start_redis  # noqa: E402
+from results import command_line, write_results  # noqa: E402
 
 import pyjit  # noqa: E402
 from pyjit import report  # noqa: E402
@@ -103,10 +102,8 @@ def run_cluster(root: str, name: str, url: str, shape: tuple[int, int], chunk_ro
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a small array, one repeat (a smoke test)")
+    parser = command_line(__doc__, "a small array, one repeat (a smoke test)")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", help="also write the figures here")
     options = parser.parse_args()
     shape, chunk_rows = ((8_000, 128), 1_000) if options.quick else ((800_000, 128), 50_000)
     repeats = 1 if options.quick else options.repeats
@@ -134,10 +131,8 @@ def main() -> None:
     print(f"compiled, numpy: medians of {repeats} runs; a worker's compile: capture and kernels (its trace)")
     print(f"The warm remote cache saved the fresh cluster's first run {(cold['first_s'] - remote['first_s']) * 1e3:.0f}"
           f" ms,\nits workers {saved:.2f} s of getting kernels")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump({"quick": options.quick, "repeats": repeats, "shape": shape, "chunk_rows": chunk_rows,
-                       "cold": cold, "remote": remote}, file, indent=1)
+    document = {"repeats": repeats, "shape": shape, "chunk_rows": chunk_rows, "cold": cold, "remote": remote}
+    print(f"wrote {write_results(options.json, 'cluster', document, options.quick)}")
 
 
 if __name__ == "__main__":

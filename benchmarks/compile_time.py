@@ -18,6 +18,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # NOTE in measure.py's header
+
+from results import command_line, write_results  # noqa: E402
+
 SIZES = (10, 100, 1000, 2000, 5000)
 QUICK_SIZES = (10, 40)
 BACKENDS = ("eager", "inductor")
@@ -73,10 +77,8 @@ def _events(directory: str):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two short chains (a smoke test)")
+    parser = command_line(__doc__, "two short chains (a smoke test)")
     parser.add_argument("--sizes", help="chain lengths, comma-separated")
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -96,9 +98,7 @@ def main() -> None:
             rest = (row["first_call_s"] - row["build_s"]) * 1e3 / ops
             print(f"{ops:6d} {backend:>9s} {row['first_call_s'] * 1e3:14.1f} {row['kernels']:8d} {eager:>6s} "
                   f"{row['build_s'] * 1e3:11.1f} {rest:15.3f}")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump(rows, file, indent=2)
+    print(f"wrote {write_results(options.json, 'compile_time', {'rows': rows}, options.quick)}")
 
 
 if __name__ == "__main__":

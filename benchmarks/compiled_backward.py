@@ -29,15 +29,18 @@ Each row checks its gradients against the tape's.
 
 from __future__ import annotations
 
-import argparse
-import json
+import os
 import statistics
+import sys
 import time
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # NOTE in measure.py's header
 
-import pyjit
-from pyjit import nn
+import numpy as np  # noqa: E402
+
+import pyjit  # noqa: E402
+from pyjit import nn  # noqa: E402
+from results import command_line, write_results  # noqa: E402
 
 DEPTH, WIDTH = 20, 64
 
@@ -112,9 +115,7 @@ ENGINES = (("tape", False, False), ("AOT (compiled forward)", True, False),
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="few rounds (a smoke test)")
-    parser.add_argument("--json", help="write the rows as JSON here")
+    parser = command_line(__doc__, "few rounds (a smoke test)")
     arguments = parser.parse_args()
     rounds = 5 if arguments.quick else 50
     x = pyjit.tensor(np.random.default_rng(0).standard_normal((64, WIDTH)).astype(np.float32))
@@ -133,9 +134,7 @@ def main() -> None:
         print(f"{name:40} {row['engine']:36} {row['median_ms']:8.3f} ms [{row['min_ms']:.3f}-{row['max_ms']:.3f}] "
               f"{row['speedup']:5.2f}x (min {row['speedup_min']:5.2f}x)  first {row['first_ms']:7.1f} ms  "
               f"gradients match the tape: {row['matches_tape']}", flush=True)
-    if arguments.json:
-        with open(arguments.json, "w") as out:
-            json.dump(rows, out, indent=1)
+    print(f"wrote {write_results(arguments.json, 'compiled_backward', {'rows': rows}, arguments.quick)}")
 
 
 if __name__ == "__main__":

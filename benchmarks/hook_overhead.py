@@ -14,15 +14,19 @@ docs/benchmarks.md explains every row and column.
     python -P benchmarks/hook_overhead.py [--quick] [--json PATH]
 """
 
-import argparse
 import gc
-import json
+import os
 import statistics
+import sys
 from dataclasses import dataclass
 
-import numpy as np
+# `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from pyjit import _C
+import numpy as np  # noqa: E402
+
+from pyjit import _C  # noqa: E402
+from results import command_line, write_results  # noqa: E402
 
 GOAL_HIT_NS = 1000  # SPEC section 4: under 1 us above the plain call (torch.compile: ~15 us)
 GOAL_PER_ARG_NS = 50
@@ -245,10 +249,7 @@ def print_table(sections, summary) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10x fewer timed calls")
-    parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
-    options = parser.parse_args()
+    options = command_line(__doc__, "10x fewer timed calls").parse_args()
     n = 20_000 if options.quick else 200_000
     workload_calls = max(n // 50, 1000)
     _C.bench(identity1, (None,), 10 * n)  # untimed: a CPU fresh from idle runs slow at first
@@ -268,13 +269,9 @@ def main() -> None:
     if options.quick:
         print("--quick: short rows, so one slow spell of the machine moves them; a smoke test")
     print_table(sections, summary)
-    if options.json:
-        document = {"calls_per_row": n, "rounds": ROUNDS, "summary": summary,
-                    "sections": {title: [row.to_json() for row in rows]
-                                 for title, rows in sections.items()}}
-        with open(options.json, "w") as file:
-            json.dump(document, file, indent=2)
-        print(f"wrote {options.json}")
+    document = {"calls_per_row": n, "rounds": ROUNDS, "summary": summary,
+                "sections": {title: [row.to_json() for row in rows] for title, rows in sections.items()}}
+    print(f"wrote {write_results(options.json, 'hook_overhead', document, options.quick)}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ import tempfile
 import time
 import warnings
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # NOTE in measure.py's header
+
+from results import command_line, write_results  # noqa: E402
+
 STEPS = (10, 20, 50, 400)
 QUICK_STEPS = (5,)
 SIZE = 4000
@@ -107,11 +111,9 @@ def measure(steps: int, backend: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one short trip count (a smoke test)")
+    parser = command_line(__doc__, "one short trip count (a smoke test)")
     parser.add_argument("--steps", help="trip counts T, comma-separated")
     parser.add_argument("--backend", default="inductor")
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -130,9 +132,8 @@ def main() -> None:
     loop = nested(options.backend, 3 if options.quick else 20)
     print(f"nested slice loop (100 x 5 steps): pyjit {loop['pyjit_s'] * 1e3:.2f} ms a call, NumPy "
           f"{loop['numpy_s'] * 1e3:.2f} ms; {loop['warnings']} warnings, {loop['compile_failures']} failed compiles")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump({"jacobi_1d": rows, "nested": loop}, file, indent=2)
+    document = {"backend": options.backend, "jacobi_1d": rows, "nested": loop}
+    print(f"wrote {write_results(options.json, 'loops', document, options.quick)}")
 
 
 if __name__ == "__main__":

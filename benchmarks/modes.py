@@ -7,10 +7,9 @@ with a fresh kernel cache, timed in interleaved rounds by the native loop
 NumPy's. Ratios are the default mode's time over the mode's. docs/benchmarks.md has the
 figures of one run.
 
-    python -P benchmarks/modes.py [--quick] [--workloads softmax,layer_norm,...]
+    python -P benchmarks/modes.py [--quick] [--workloads softmax,layer_norm,...] [--json PATH]
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -19,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
+from results import command_line, write_results  # noqa: E402
 from workloads import BY_NAME  # noqa: E402
 
 MODES = ("default", "reduce-overhead", "max-autotune")
@@ -53,8 +53,7 @@ def timed(fn, args, calls: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test; figures mean nothing)")
+    parser = command_line(__doc__, "tiny sizes (a smoke test; figures mean nothing)")
     parser.add_argument("--workloads", default=DEFAULT_WORKLOADS)
     options = parser.parse_args()
     import pyjit
@@ -63,6 +62,7 @@ def main() -> None:
         pyjit.config.cache_dir = cache
         print(f"{'workload':20s} {'numpy ms':>12s}" + "".join(f" {mode + ' ms':>20s}" for mode in MODES)
               + "".join(f" {mode:>16s}" for mode in MODES[1:]))
+        rows = []
         for label, fn, args, observe, tolerance in cases(options.workloads.split(","), options.quick):
             expected = [np.array(part) for part in observe(fn(*args))]
             compiled = {mode: pyjit.compile(fn, mode=mode) for mode in MODES}
@@ -78,8 +78,10 @@ def main() -> None:
                 for mode in MODES:
                     rounds[mode].append(timed(compiled[mode], args, calls))
             best = {mode: min(times) for mode, times in rounds.items()}
+            rows.append({"workload": label, **{f"{mode}_s": seconds for mode, seconds in best.items()}})
             print(f"{label:20s} {best['numpy'] * 1e3:12.4f}" + "".join(f" {best[mode] * 1e3:20.4f}" for mode in MODES)
                   + "".join(f" {best['default'] / best[mode]:15.2f}x" for mode in MODES[1:]), flush=True)
+    print(f"wrote {write_results(options.json, 'modes', {'modes': list(MODES), 'rows': rows}, options.quick)}")
 
 
 if __name__ == "__main__":

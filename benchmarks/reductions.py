@@ -5,7 +5,7 @@ last axis and every axis, at a few sizes. Each thread count runs in a process of
 `pyjit._C.bench`; every result is compared with NumPy's first. docs/benchmarks.md has
 the figures of one run.
 
-    python -P benchmarks/reductions.py [--quick] [--threads 1,2]
+    python -P benchmarks/reductions.py [--quick] [--threads 1,2] [--json PATH]
 """
 
 import argparse
@@ -15,7 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+from results import command_line, write_results  # noqa: E402
 
 # (shape, axis): columns (the columnar form), middle axes (batch outermost), rows, all.
 CASES = [((2000, 512), 0), ((4096, 4096), 0), ((256, 64, 512), 1), ((64, 2048, 64), 1), ((8, 8, 65536), 1),
@@ -48,8 +52,7 @@ def measure(quick: bool) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test; figures mean nothing)")
+    parser = command_line(__doc__, "tiny sizes (a smoke test; figures mean nothing)")
     parser.add_argument("--threads", default="1,2", help="thread counts, one process each")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -57,6 +60,7 @@ def main() -> None:
         print(json.dumps(measure(options.quick)))
         return
     print(f"{'shape':16s} {'axis':>5s} {'threads':>7s} {'numpy ms':>9s} {'pyjit ms':>9s} {'vs numpy':>8s}")
+    rows = []
     for threads in options.threads.split(","):
         with tempfile.TemporaryDirectory() as cache:  # a fresh compile cache: no stale kernels
             environment = dict(os.environ, OMP_NUM_THREADS=threads, PYJIT_CACHE_DIR=cache)
@@ -64,8 +68,10 @@ def main() -> None:
                                     *(["--quick"] if options.quick else [])],
                                    capture_output=True, text=True, env=environment, check=True)
         for row in json.loads(child.stdout.splitlines()[-1]):
+            rows.append({**row, "threads": int(threads)})
             print(f"{str(tuple(row['shape'])):16s} {str(row['axis']):>5s} {threads:>7s} {row['numpy_s'] * 1e3:9.3f} "
                   f"{row['pyjit_s'] * 1e3:9.3f} {row['numpy_s'] / row['pyjit_s']:7.2f}x")
+    print(f"wrote {write_results(options.json, 'reductions', {'rows': rows}, options.quick)}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ the kernels came from: a remote run that compiled a kernel is an error.
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -41,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # NOTE in measur
 import pyjit  # noqa: E402
 from pyjit import report  # noqa: E402
 from pyjit.codegen import remote  # noqa: E402
+from results import command_line, write_results  # noqa: E402
 
 MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
 DEFAULT_WORKLOADS = ("chain", "softmax", "layer_norm", "gelu", "transformer")
@@ -118,11 +118,9 @@ def measure_workload(workload: str, root: str, url: str, repeats: int, quick: bo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat, one workload (a smoke test)")
+    parser = command_line(__doc__, "tiny sizes, one repeat, one workload (a smoke test)")
     parser.add_argument("--workloads", help=f"comma-separated (default: {','.join(DEFAULT_WORKLOADS)})")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", help="also write the figures here")
     options = parser.parse_args()
     workloads = (options.workloads.split(",") if options.workloads
                  else DEFAULT_WORKLOADS[:1] if options.quick else DEFAULT_WORKLOADS)
@@ -146,9 +144,8 @@ def main() -> None:
             print(f"  {workload:12s}" + "".join(f" {row[setting]:24.1f}" for setting in SETTINGS)
                   + f"   {row['cold'] / row['remote']:10.2f}x"
                   + f"  {row['cold, known toolchain'] / row['remote, known toolchain']:8.2f}x")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump({"repeats": repeats, "quick": options.quick, "results": results}, file, indent=1)
+    document = {"repeats": repeats, "results": results}
+    print(f"wrote {write_results(options.json, 'remote_cache', document, options.quick)}")
 
 
 if __name__ == "__main__":

@@ -12,15 +12,11 @@ one line per measurement.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 
 # `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
@@ -30,10 +26,10 @@ import numpy as np  # noqa: E402
 
 import pyjit  # noqa: E402
 from engines import PEER_INSTALL, PEERS, all_engines, gpu_missing, installed_peers  # noqa: E402
+from results import child_json, command_line, chosen, fit, save_chart, shown_path, write_results  # noqa: E402
 from workloads import BY_NAME, WORKLOADS  # noqa: E402
 
 MEASURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure.py")
-DEFAULT_JSON = os.path.join(os.path.dirname(os.path.dirname(MEASURE)), "build", "benchmarks", "results.json")
 CHILD_TIMEOUT_S = 900
 
 
@@ -42,14 +38,7 @@ def measure(arguments: list[str], quick: bool) -> dict:
     or a source tree): its JSON, or a failed row carrying the child's last error line."""
     environment = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pyjit.__file__)))
     command = [sys.executable, "-P", MEASURE, *arguments] + (["--quick"] if quick else [])
-    try:
-        child = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=CHILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"status": "failed", "error": f"no result in {CHILD_TIMEOUT_S} s"}
-    if child.returncode == 0:
-        return json.loads(child.stdout.splitlines()[-1])
-    lines = child.stderr.strip().splitlines() or [f"exit status {child.returncode}"]
-    return {"status": "failed", "error": lines[-1]}
+    return child_json(command, environment, CHILD_TIMEOUT_S)
 
 
 def progress(text: str) -> None:
@@ -142,7 +131,6 @@ def floor_text(row: dict, floor: dict) -> str:
     return f"; floor {bandwidth:.3f} ms (bandwidth; {calls} {vector:.3f})"
 
 
-TABLE_WIDTH = 100  # columns every printed line fits in
 COLUMNS = (("median ms", "median_ms", ".3f", 9), ("spread", "spread", ".0%", 6), ("vs numpy", "speedup", ".2f", 8),
            ("first ms", "first_call_ms", ".1f", 8), ("warm ms", "warm_start_ms", ".1f", 7),
            ("RSS MB", "peak_rss_mb", ".0f", 6), ("/floor", "floor_ratio", ".2f", 6), ("graphs", "graphs", "d", 6),
@@ -161,10 +149,6 @@ def _label(engine: str) -> str:
     return "+" + engine.split(":", 1)[1] if engine.startswith("pyjit-inductor:") else engine
 
 
-def _fit(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
-
-
 def _status(row: dict) -> str | None:
     """None for a row that ran and agrees with NumPy; otherwise what went wrong."""
     if row["status"] == "ok":
@@ -176,16 +160,10 @@ def _status(row: dict) -> str | None:
     return f"{row['status'].upper()}: largest difference from NumPy {row['max_abs_error']:.3g}"
 
 
-def _shown_path(path: str) -> str:
-    """`path` relative to the working directory when it lies below it (shorter lines)."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
 def peer_lines(document: dict) -> list[str]:
     """One line per peer that did not run: not installed (and how to add it), or left
     out of a --quick run."""
-    python = _shown_path(sys.executable)
+    python = shown_path(sys.executable)
     lines = []
     for name in PEERS:
         if name not in document["installed_peers"]:
@@ -196,12 +174,12 @@ def peer_lines(document: dict) -> list[str]:
 
 
 def print_table(document: dict) -> None:
-    print(_fit(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
+    print(fit(f"pyjit {document['pyjit']}, NumPy {document['numpy']}, CPython {document['python']}, "
                f"{document['cpus']} CPUs{', quick sizes (a smoke test)' if document['quick'] else ''}"))
-    print(_fit(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s; a workload's floor is the larger of bytes read "
+    print(fit(f"copy bandwidth {document['bandwidth_gbs']:.1f} GB/s; a workload's floor is the larger of bytes read "
                "once plus written once at that bandwidth and its vector-math calls alone"))
     for line in peer_lines(document):
-        print(_fit(line, "    "))
+        print(fit(line, "    "))
     name_width = max(len(_label(row["engine"])) for row in [*document["rows"], *document["dispatch"],
                                                            {"engine": "engine"}])
     print(f"  {'engine':{name_width}s}" + "".join(f" {title:>{width}s}" for title, _, _, width in COLUMNS))
@@ -209,42 +187,27 @@ def print_table(document: dict) -> None:
         rows = [row for row in document["rows"] if row["workload"] == workload.name]
         if rows:
             floor = floor_text(rows[0], document["floors"].get(workload.name, {})) if "floor_ms" in rows[0] else ""
-            print(_fit(f"{workload.name}: {workload.what}{floor}", "  "))
+            print(fit(f"{workload.name}: {workload.what}{floor}", "  "))
         for row in rows:
             print(f"  {_label(row['engine']):{name_width}s}"
                   + "".join(f" {_cell(row, key, pattern, width)}" for _, key, pattern, width in COLUMNS))
             if _status(row):
-                print(_fit(f"    {_status(row)}", "    "))
+                print(fit(f"    {_status(row)}", "    "))
     if any(row["engine"].startswith("pyjit-inductor:") for row in document["rows"]):
         print("+MODE: pyjit-inductor compiled with mode=MODE")
     if document["dispatch"]:
         print("dispatch: compiled `x + 1` on 16 float32 elements against the plain call")
     for row in document["dispatch"]:
         if "overhead_ns" not in row:
-            print(_fit(f"  {_label(row['engine']):{name_width}s} {_status(row)}", "    "))
+            print(fit(f"  {_label(row['engine']):{name_width}s} {_status(row)}", "    "))
             continue
         print(f"  {_label(row['engine']):{name_width}s} {row['plain_ns']:6.0f} ns plain, {row['compiled_ns']:6.0f} ns "
               f"compiled, {row['overhead_ns']:+6.0f} ns; first call {row['first_call_ms']:.0f} ms")
 
 
-def plot(document: dict, path: str) -> str | None:
-    """A bar chart of every engine's speedup over NumPy, per workload, when matplotlib is
-    installed: the PNG's path, or None."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure = chart(document)
-    figure.savefig(path, dpi=120, bbox_inches="tight")  # the tight box takes the legend in
-    plt.close(figure)
-    return path
-
-
 def chart(document: dict):
-    """plot's figure (matplotlib is installed). The legend stands in rows above the axes,
+    """A bar chart of every engine's speedup over NumPy, per workload (matplotlib is
+    installed: save_chart calls it). The legend stands in rows above the axes,
     never over the bars: twelve workloads of a dozen engines leave no empty corner."""
     import matplotlib.pyplot as plt
 
@@ -269,16 +232,6 @@ def chart(document: dict):
     return figure
 
 
-def _names(text: str | None, known, what: str) -> list[str] | None:
-    if text is None:
-        return None
-    names = text.split(",")
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
-    return names
-
-
 def default_engines(engines: dict, quick: bool, peers: bool) -> list[str]:
     """Every engine; --quick leaves out the inductor modes beyond the default (their gains
     need the full sizes: NOTE(modes) in pyjit/backends/inductor.py) and, unless --peers,
@@ -288,20 +241,17 @@ def default_engines(engines: dict, quick: bool, peers: bool) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, few timed calls: a smoke test")
+    parser = command_line(__doc__, "tiny sizes, few timed calls: a smoke test")
     parser.add_argument("--peers", action="store_true", help="with --quick, time the installed peers too")
-    parser.add_argument("--json", metavar="PATH", default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
     parser.add_argument("--engines", metavar="A,B", help="only these engines (numpy is always run)")
     parser.add_argument("--workloads", metavar="A,B", help="only these workloads")
     options = parser.parse_args()
     started = time.perf_counter()
     engines = all_engines()
-    chosen = _names(options.engines, engines, "engines")
-    chosen = chosen or default_engines(engines, options.quick, options.peers)
-    engines = [engine for name, engine in engines.items() if name in chosen or name == "numpy"]
-    chosen = _names(options.workloads, BY_NAME, "workloads")
-    workloads = [workload for workload in WORKLOADS if chosen is None or workload.name in chosen]
+    picked = chosen(options.engines, engines, "engines") or default_engines(engines, options.quick, options.peers)
+    engines = [engine for name, engine in engines.items() if name in picked or name == "numpy"]
+    picked = chosen(options.workloads, BY_NAME, "workloads")
+    workloads = [workload for workload in WORKLOADS if picked is None or workload.name in picked]
     document = {"quick": options.quick, "pyjit": pyjit.__version__, "numpy": np.__version__,
                 "python": platform.python_version(), "cpus": os.cpu_count(), "installed_peers": installed_peers(),
                 **measure(["stream"], options.quick)}
@@ -309,12 +259,9 @@ def main() -> None:
     add_ratios(document["rows"], document["bandwidth_gbs"] * 1e9, document["floors"])
     document["total_s"] = time.perf_counter() - started
     print_table(document)
-    os.makedirs(os.path.dirname(os.path.abspath(options.json)), exist_ok=True)
-    with open(options.json, "w") as file:
-        json.dump(document, file, indent=1)
-    chart = plot(document, os.path.splitext(options.json)[0] + ".png")
-    written = " and ".join(_shown_path(path) for path in (options.json, chart) if path)
-    print(_fit(f"{document['total_s']:.0f} s in all; wrote {written}", "  "))
+    written = [write_results(options.json, "run", document, options.quick),
+               save_chart(chart, document, os.path.splitext(options.json)[0] + ".png")]
+    print(fit(f"{document['total_s']:.0f} s in all; wrote {' and '.join(filter(None, written))}", "  "))
 
 
 if __name__ == "__main__":

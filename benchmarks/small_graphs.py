@@ -14,9 +14,7 @@ docs/benchmarks.md has the figures of one run.
     python -P benchmarks/small_graphs.py [--quick] [--sizes auto|static|dynamic] [--json PATH]
 """
 
-import argparse
 import gc
-import json
 import os
 import sys
 
@@ -24,6 +22,8 @@ import numpy as np
 
 # `python -P` keeps the script's folder off sys.path (NOTE in measure.py's header).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from results import command_line, write_results  # noqa: E402
 
 from workloads import clipped_step  # noqa: E402
 
@@ -118,11 +118,9 @@ def measure_layers(quick: bool) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes and few calls (a smoke test)")
+    parser = command_line(__doc__, "tiny sizes and few calls (a smoke test)")
     parser.add_argument("--sizes", choices=DYNAMIC, default="auto",
                         help="static, symbolic, or static until they change (the default)")
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     options = parser.parse_args()
     rows = measure(options.quick, options.sizes)
     print(f"{'function':20s} {'elements':>9s} {'numpy us':>9s}" + "".join(f" {e + ' us':>12s} {'vs numpy':>8s}"
@@ -137,9 +135,8 @@ def main() -> None:
     for row in layers:
         print(f"{row['layer']:24s} {row['numpy_s'] * 1e6:9.2f} {row['inductor_s'] * 1e6:12.2f} "
               f"{row['numpy_s'] / row['inductor_s']:7.2f}x")
-    if options.json:
-        with open(options.json, "w") as file:
-            json.dump({"functions": rows, "layers": layers}, file, indent=2)
+    document = {"sizes": options.sizes, "functions": rows, "layers": layers}
+    print(f"wrote {write_results(options.json, 'small_graphs', document, options.quick)}")
 
 
 if __name__ == "__main__":

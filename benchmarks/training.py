@@ -15,9 +15,7 @@ allocations). Ratios are against pyjit's tape, measured in the same run.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import statistics
 import sys
 import time
@@ -32,7 +30,9 @@ from pyjit import nn
 from pyjit.nn import functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dynamo_tutorial import TransformerBlock  # noqa: E402  (the tutorial's block, at the issue's sizes)
+from results import command_line, write_results  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -164,9 +164,7 @@ ENGINES = [("pyjit tape", None, None), ("pyjit inductor (min-cut)", "inductor", 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few rounds (a smoke test)")
-    parser.add_argument("--json", help="write the rows as JSON here")
+    parser = command_line(__doc__, "small sizes, few rounds (a smoke test)")
     arguments = parser.parse_args()
     rounds = 3 if arguments.quick else 15
     rows = []
@@ -184,9 +182,7 @@ def main() -> None:
             rows.append(row)
             _print(row)
         rows += _torch_rows(name, model_class, x, y, loss_name, rounds, baseline)
-    if arguments.json:
-        with open(arguments.json, "w") as out:
-            json.dump(rows, out, indent=1)
+    print(f"wrote {write_results(arguments.json, 'training', {'rows': rows}, arguments.quick)}")
 
 
 def _saved_bytes(step) -> int | None:

@@ -1,8 +1,8 @@
 """The harness's programs section: every program of the corpus at its large size under
 NumPy, pyjit's default backend (inductor), and Numba and JAX where installed; one
 process per program. Prints a table (speedups over NumPy, first calls, graphs and
-breaks), the breaks grouped by reason, and writes JSON and a PNG chart (when matplotlib
-is installed). docs/benchmarks.md ("Programs") explains it.
+breaks), the breaks grouped by reason, and writes its section of the results file and a
+PNG chart (when matplotlib is installed). docs/benchmarks.md ("Programs") explains it.
 
     python -P benchmarks/programs/run.py [--quick] [--programs A,B] [--engines A,B] [--json PATH]
 
@@ -15,10 +15,8 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import warnings
 
@@ -30,14 +28,13 @@ sys.path.insert(0, BENCHMARKS)
 import numpy as np  # noqa: E402
 
 from programs import BY_NAME, break_reason, largest_difference, outcome  # noqa: E402
+from results import child_json, chosen, command_line, fit, save_chart, write_results  # noqa: E402
 
-DEFAULT_JSON = os.path.join(os.path.dirname(BENCHMARKS), "build", "benchmarks", "programs.json")
 ENGINES = ("numpy", "pyjit", "numba", "jax")
 PEER_RTOL = 1e-12  # as tests/benchmarks/test_programs.py holds Numba and JAX (their FMA and sum orders)
 # rounds, seconds of timed calls per engine, for the large and the quick sizes
 TIMING = {False: (3, 0.6), True: (2, 0.01)}
 CHILD_TIMEOUT_S = 300
-TABLE_WIDTH = 100  # columns every printed line fits in, as benchmarks/run.py's
 
 
 def engine_function(program, engine: str):
@@ -122,13 +119,8 @@ def run_program(name: str, engines: list[str], quick: bool) -> dict:
                            PYTHONPATH=os.path.dirname(os.path.dirname(__import__("pyjit").__file__)))
         command = [sys.executable, "-P", os.path.abspath(__file__), "--child", name, "--engines", ",".join(engines[1:])]
         command += ["--quick"] if quick else []
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=CHILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            return {"error": f"no result in {CHILD_TIMEOUT_S} s"}
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]}
-    return json.loads(done.stdout.splitlines()[-1])
+        rows = child_json(command, environment, CHILD_TIMEOUT_S)
+    return {"error": rows["error"]} if rows.get("status") == "failed" else rows
 
 
 def speedup(rows: dict, engine: str) -> float | None:
@@ -149,18 +141,14 @@ def _seconds(row: dict | None) -> str:
     return ("-" if row is None else f"{row['first_call_s']:.2f}").rjust(7)
 
 
-def _fit(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
-
-
 def print_table(document: dict) -> None:
-    print(_fit(f"programs at the {'small' if document['quick'] else 'large'} size: speedup over NumPy (x), first "
+    print(fit(f"programs at the {'small' if document['quick'] else 'large'} size: speedup over NumPy (x), first "
                "call (s, compiling included), pyjit's graphs and breaks; ! marks a result that differs from NumPy's"))
     print(f"  {'program':22s} {'numpy ms':>9s} {'pyjit x':>7s} {'numba x':>7s} {'jax x':>7s} "
           f"{'pyjit s':>7s} {'numba s':>7s} {'jax s':>7s} {'graphs':>6s} {'breaks':>6s}")
     for name, rows in document["programs"].items():
         if "error" in rows:
-            print(_fit(f"  {name:22s} FAILED: {rows['error']}", "    "))
+            print(fit(f"  {name:22s} FAILED: {rows['error']}", "    "))
             continue
         pyjit_row = rows.get("pyjit", {})
         print(f"  {name:22s} {rows['numpy']['median_ms']:9.2f}"
@@ -169,7 +157,7 @@ def print_table(document: dict) -> None:
               + "".join(f" {_seconds(rows.get(engine))}" for engine in ("pyjit", "numba", "jax"))
               + f" {pyjit_row.get('graphs', '-'):>6} {pyjit_row.get('graph_breaks', '-'):>6}")
     for line in summary_lines(document):
-        print(_fit(line, "    "))
+        print(fit(line, "    "))
 
 
 def summary_lines(document: dict) -> list[str]:
@@ -199,14 +187,9 @@ def summary_lines(document: dict) -> list[str]:
     return lines
 
 
-def plot(document: dict, path: str) -> str | None:
-    """Each program's speedup over NumPy per engine, when matplotlib is installed and a
-    row ran: the PNG's path, or None."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    matplotlib.use("Agg")
+def chart(document: dict):
+    """Each program's speedup over NumPy per engine (matplotlib is installed: save_chart
+    calls it), or None when no row ran."""
     import matplotlib.pyplot as plt
 
     names = [name for name, rows in document["programs"].items() if "error" not in rows]
@@ -224,31 +207,20 @@ def plot(document: dict, path: str) -> str | None:
     axes.set_ylabel("speedup over NumPy")
     axes.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    return path
-
-
-def _names(text: str, known, what: str) -> list[str]:
-    names = text.split(",")
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
-    return names
+    return figure
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the small sizes, few calls: a smoke test")
+    parser = command_line(__doc__, "the small sizes, few calls: a smoke test")
     parser.add_argument("--programs", metavar="A,B", help="only these programs")
-    parser.add_argument("--json", metavar="PATH", default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
     parser.add_argument("--engines", metavar="A,B", help=f"only these of {', '.join(ENGINES[1:])} (numpy always runs)")
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
     options = parser.parse_args()
-    engines = ["numpy", *_names(options.engines, ENGINES[1:], "engines")] if options.engines else list(ENGINES)
+    engines = ["numpy", *chosen(options.engines, ENGINES[1:], "engines")] if options.engines else list(ENGINES)
     if options.child:
         print(json.dumps(child(options.child, engines, options.quick)))
         return
-    names = _names(options.programs, BY_NAME, "programs") if options.programs else list(BY_NAME)
+    names = chosen(options.programs, BY_NAME, "programs") or list(BY_NAME)
     started = time.perf_counter()
     document = {"quick": options.quick, "programs": {}}
     for number, name in enumerate(names, 1):
@@ -256,11 +228,9 @@ def main() -> None:
         document["programs"][name] = run_program(name, engines, options.quick)
     document["total_s"] = time.perf_counter() - started
     print_table(document)
-    os.makedirs(os.path.dirname(os.path.abspath(options.json)), exist_ok=True)
-    with open(options.json, "w") as file:
-        json.dump(document, file, indent=1)
-    chart = plot(document, os.path.splitext(options.json)[0] + ".png")
-    print(_fit(f"{document['total_s']:.0f} s in all; wrote {options.json}" + (f" and {chart}" if chart else ""), "  "))
+    written = [write_results(options.json, "programs", document, options.quick),
+               save_chart(chart, document, os.path.join(os.path.dirname(options.json), "programs.png"))]
+    print(fit(f"{document['total_s']:.0f} s in all; wrote {' and '.join(filter(None, written))}", "  "))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
                            "installs it)")
 def test_the_cluster_benchmark_runs(tmp_path, run_quick):
     stdout = run_quick("cluster.py", "--json", str(tmp_path / "out.json"))
-    document = json.loads((tmp_path / "out.json").read_text())
+    document = json.loads((tmp_path / "out.json").read_text())["cluster"]
     cold, remote = document["cold"], document["remote"]
     assert all(row[figure] > 0 for row in (cold, remote) for figure in ("first_s", "compiled_s", "numpy_s"))
     assert sum(worker["compiled"] for worker in cold["workers"]) >= 1

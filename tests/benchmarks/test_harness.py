@@ -39,7 +39,7 @@ def quick_run(tmp_path_factory):
     path = tmp_path_factory.mktemp("harness") / "results.json"
     completed = run_harness("--json", str(path))
     assert completed.returncode == 0, completed.stderr
-    return completed.stdout, json.loads(path.read_text())
+    return completed.stdout, json.loads(path.read_text())["run"]
 
 
 def test_the_table_lists_every_workload_and_engine(quick_run):
@@ -78,7 +78,7 @@ class NoMatplotlib:
 sys.meta_path.insert(0, NoMatplotlib())
 sys.path.insert(0, {str(HARNESS.parent)!r})
 import pyjit, run
-assert run.plot({{"rows": []}}, {str(tmp_path / "chart.png")!r}) is None
+assert run.save_chart(run.chart, {{"rows": []}}, {str(tmp_path / "chart.png")!r}) is None
 """
     environment = dict(os.environ, PYTHONPATH=str(pathlib.Path(pyjit.__file__).parents[1]))
     completed = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
@@ -211,7 +211,7 @@ def test_the_inductor_modes_run_when_named(tmp_path):
     modes = [f"pyjit-inductor:{mode}" for mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")]
     completed = run_harness("--workloads", "softmax", "--engines", ",".join(modes), "--json", str(tmp_path / "r.json"))
     assert completed.returncode == 0, completed.stderr
-    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    rows = json.loads((tmp_path / "r.json").read_text())["run"]["rows"]
     assert [(row["engine"], row["status"]) for row in rows] == [("numpy", "ok")] + [(mode, "ok") for mode in modes]
 
 

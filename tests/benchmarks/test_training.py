@@ -8,7 +8,7 @@ import json
 def test_the_quick_run_reports_every_engine_and_min_cut_saves_less(tmp_path, run_quick):
     path = tmp_path / "training.json"
     run_quick("training.py", "--json", str(path))
-    rows = json.loads(path.read_text())
+    rows = json.loads(path.read_text())["training"]["rows"]
     for workload in ("MLP", "TransformerBlock"):
         # Torch's rows (when torch is installed) measure no saved bytes: pyjit's rows only.
         saved = {row["engine"]: row["saved_bytes"] for row in rows
