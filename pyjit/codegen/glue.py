@@ -386,7 +386,7 @@ class GlueWriter:
 # (a view of the 2-D result). Each element is still one dot product of a row and a
 # column by the same BLAS, within float rounding of the batched product (no BLAS
 # promises a blocking independent of the row count: NumPy 2.4's OpenBLAS differs in
-# the last bit for a (16, 128, 512) stack by (512, 512), docs/benchmarks.md). A stack
+# the last bit for a (16, 128, 512) stack by (512, 512)). A stack
 # that is not contiguous (a transposed view) goes to matmul as it is.
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 

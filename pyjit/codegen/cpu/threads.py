@@ -4,7 +4,7 @@ forked child can still run kernels, and kernels ask whether its threads share a 
 NOTE(blas-pool): NumPy's OpenBLAS (the pthreads build its wheels bundle) keeps a pool
 of its own beside libgomp's team, and its idle workers busy-spin about 0.1 s after each
 product, so a fused kernel right after a matmul shared the cores with a spinning worker
-(the k-means step lost 16-26%: docs/benchmarks.md). OpenBLAS 0.3.27 and later take a
+(the k-means step lost 16-26% when measured). OpenBLAS 0.3.27 and later take a
 threads callback: given one, `exec_blas` hands it a call's jobs instead of queueing them
 to its workers. When the CPU target first loads kernels, pyjit gives every OpenBLAS
 loaded in the process a callback that runs the jobs on libgomp's team, so one team,
