@@ -51,26 +51,30 @@ class KernelValue:
         return self._hash
 
 
-@dataclasses.dataclass(frozen=True, eq=True)
+def kernel_value(cls):
+    """A frozen dataclass of KernelValue, keeping the hash computed when built (a
+    dataclass's own would hash the fields again, recursively)."""
+    cls = dataclasses.dataclass(frozen=True, eq=True)(cls)
+    cls.__hash__ = KernelValue.__hash__
+    return cls
+
+
+@kernel_value
 class Load(KernelValue):
     buffer: str
     index: Index
     dtype: np.dtype
 
-    __hash__ = KernelValue.__hash__
-
     def __str__(self) -> str:
         return f"{self.buffer}[{self.index}]"
 
 
-@dataclasses.dataclass(frozen=True, eq=True)
+@kernel_value
 class Constant(KernelValue):
     """A scalar already converted to `dtype` (a Python bool, int or float holding it exactly)."""
 
     value: object
     dtype: np.dtype
-
-    __hash__ = KernelValue.__hash__
 
     def __eq__(self, other) -> bool:
         # 0.0 and -0.0 (and NaNs) are different constants: compare by representation.
@@ -81,41 +85,35 @@ class Constant(KernelValue):
         return repr(self.value)
 
 
-@dataclasses.dataclass(frozen=True, eq=True)
+@kernel_value
 class IndexValue(KernelValue):
     """An integer expression (a size, a position) used as a value of dtype `dtype`."""
 
     index: Index
     dtype: np.dtype
 
-    __hash__ = KernelValue.__hash__
-
     def __str__(self) -> str:
         return f"({self.index})"
 
 
-@dataclasses.dataclass(frozen=True, eq=True)
+@kernel_value
 class Var(KernelValue):
     """The result of the Reduce statement named `name`."""
 
     name: str
     dtype: np.dtype
 
-    __hash__ = KernelValue.__hash__
-
     def __str__(self) -> str:
         return self.name
 
 
-@dataclasses.dataclass(frozen=True, eq=True)
+@kernel_value
 class Call(KernelValue):
     """A scalar op of SCALAR_OPS, or `cast` (to `dtype`), applied to typed arguments."""
 
     op: str
     args: tuple
     dtype: np.dtype
-
-    __hash__ = KernelValue.__hash__
 
     def __eq__(self, other) -> bool:
         pending = [(self, other)]  # NOTE(flat-walks)
