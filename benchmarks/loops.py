@@ -121,7 +121,7 @@ def program_child(name: str, size: str, backend: str) -> dict:
     want = outcome(program.function(*plain), plain, program.updates)
     numpy_s = time.perf_counter() - start
     return {"program": name, "size": size, "first_call_s": first, "numpy_s": numpy_s,
-            "agrees": largest_difference(got, want) <= max(program.rtol, 1e-12),
+            "agrees": bool(largest_difference(got, want) <= max(program.rtol, 1e-12)),
             "graphs": counters["stats"]["unique_graphs"], "graph_breaks": sum(counters["graph_break"].values()),
             "loops_captured": counters["stats"]["loops_captured"]}
 

@@ -4,11 +4,12 @@ compiled under every backend `pyjit.list_backends(exclude_tags=None)` names, mus
 NOTE(differential-fuzzer): a program is a function `f(x, y, state)` written from a seed:
 NumPy (or pyjit.Tensor) arithmetic, `if` on data and on shapes, `for` and `while` loops
 (with `break`), loops over ranges with array bodies (slices that move with the index,
-recurrences, accumulators, a triangular nest: what loop nodes capture), graph breaks (`print`, `.item()`, `float()`, `pyjit.graph_break()`,
-`.copy()`), list, dict, attribute and global side effects, closures and an inlined
-module-level helper, exceptions raised and caught, NumPy's own errors caught, handlers
-that re-raise, and, for Tensor programs, inputs that require grad, `no_grad` blocks and
-`backward()` inside and after the call. Each program is called four times (two inputs
+recurrences, accumulators, a triangular nest: what loop nodes capture), graph breaks
+(`print`, `.item()`, `float()`, `pyjit.graph_break()`, `.copy()`), list, dict,
+attribute and global side effects, closures and an inlined module-level helper,
+exceptions raised and caught, NumPy's own errors caught, handlers that re-raise, and,
+for Tensor programs, inputs that require grad, `no_grad` blocks and `backward()` inside
+and after the call. Each program is called four times (two inputs
 of one size, then two other sizes, so cache hits, recompiles and dynamic sizes all run),
 plainly and compiled, and every call must give the same outcome: the result (arrays by
 dtype, shape and value to a relative 1e-6, 1e-4 for arrays of float32, and an absolute tenth of
