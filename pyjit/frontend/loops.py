@@ -305,12 +305,19 @@ class _Capturing:
                             "index")
             failed = first_failure(guard, loops, self.env.hints)
             if failed is not None:
-                where = f"index {failed[0]}" if len(failed) == 1 else f"indices {failed}"
-                # Where only the first index fails (`y[t - 1]` from t = 0), the rest can be a node.
-                kind = PeelFirst if type(self.steps) is range and len(failed) == 1 and failed[0] == self.steps[0] \
-                    and first_failure(guard, [_Rest(body.name, self.steps[1:])], self.env.hints) is None else Break
-                raise kind("unsupported", f"the loop's body relies on {guard}, which does not hold for the {where}")
+                self._guard_fails(body, guard, failed)
         self.env.guards[len(self.env_guards):] = kept
+
+    def _guard_fails(self, body: _Body, guard, failed: tuple) -> None:
+        if len(failed) > 1:
+            raise Break("unsupported", f"the loop's body relies on {guard}, which does not hold for the indices "
+                        f"{failed}")
+        # Where only the first index fails (`y[t - 1]` from t = 0), the rest can be a node.
+        if type(self.steps) is range and failed[0] == self.steps[0] \
+                and first_failure(guard, [_Rest(body.name, self.steps[1:])], self.env.hints) is None:
+            raise PeelFirst("unsupported", f"the loop's body relies on {guard}, which does not hold for the index "
+                            f"{failed[0]}")
+        raise Break("unsupported", f"the loop's body relies on {guard}, which does not hold for the index {failed[0]}")
 
     def _carries(self, body: _Body) -> list[tuple]:
         """The loop's carries: (holder, node before the loop, node at the end of the body),
