@@ -92,6 +92,7 @@ MIN_TRIPS = 2  # one trip is cheaper unrolled than compiled as a body
 # A loop of constant trip count whose unrolled ops number at most this is unrolled after
 # all (NOTE(short-loops)).
 SHORT_LOOP_OPS = 64
+HINTS_TRIED = 4  # indices a body is traced for before a loop whose sizes are 0 or 1 there unrolls
 _log = logging.getLogger("pyjit.graph_breaks")
 _code_log = logging.getLogger("pyjit.graph_code")
 
@@ -223,9 +224,24 @@ class _Capturing:
         self.bound_sources = _argument_bounds(tracer, steps) if type(steps) is range else {}  # NOTE(loop-bounds)
 
     def run(self) -> IteratorValue | None:
-        tracer, capture = self.tracer, self.capture
+        """NOTE(index-hints): the body is traced for one index, its hint; a hint at which
+        a size of the body is 0 or 1 (`x[:i]` at i = 1) would be taken for a broadcast
+        size, so the body is traced again for another index, up to HINTS_TRIED of them."""
         at_hints = evaluate_range(self.steps, self.env.hints)
-        hint = at_hints[len(at_hints) // 2] if at_hints else at_hints.start
+        middle = len(at_hints) // 2
+        hints = sorted(range(len(at_hints)), key=lambda position: abs(position - middle))[:HINTS_TRIED]
+        bound_sources = dict(self.bound_sources)
+        for position in hints:
+            try:
+                return self._run_at(at_hints[position])
+            except _SmallSize:
+                self.bound_sources = dict(bound_sources)
+        if not hints:
+            return self._run_at(at_hints.start)
+        raise Break("unsupported", "a size in the loop's body is 0 or 1 at every index it was traced for")
+
+    def _run_at(self, hint: int) -> IteratorValue | None:
+        tracer, capture = self.tracer, self.capture
         outer = capture.bodies[-1] if capture.bodies else None
         body = _Body(capture.graph, self.env.create_index(hint, "a loop index"), self.steps, outer)
         capture.bodies.append(body)
@@ -235,6 +251,8 @@ class _Capturing:
             tracer.push(ConstantValue(body.index))
             tracer.walk(self.span[1] + 1, (self.span[0], self.span[2]))
             self._check_stack()
+            if _has_small_size(body.graph):
+                raise _SmallSize("unsupported", "a size in the loop's body is 0 or 1 at the traced index")
             self._check_guards(body)
             carries = self._carries(body)
             # Unrolled, a nested loop node would be compiled again for each iteration.
@@ -261,7 +279,7 @@ class _Capturing:
 
     def _back_at_get_iter(self) -> None:
         tracer = self.tracer
-        tracer.stack, tracer.returned, tracer.jump_to = self.stack, None, None
+        tracer.stack, tracer.returned, tracer.jump_to = list(self.stack), None, None  # an attempt may follow
         tracer.instr, tracer.index, tracer.loc, tracer.stack_before = self.position
 
     def _undo(self) -> None:
@@ -471,6 +489,19 @@ def _loop_op(body, carries: int, pure: bool) -> Op:
     op = Op("loop", category="other", impl=run, meta=meta, doc="a captured loop (NOTE(loop-capture))")
     op.pure = pure
     return op
+
+
+class _SmallSize(Break):
+    """The body has a size of 0 or 1 at the index it was traced for (NOTE(index-hints))."""
+
+
+def _has_small_size(graph: Graph) -> bool:
+    for node in graph.nodes:
+        metas = node.meta if isinstance(node.meta, (tuple, list)) else (node.meta,)
+        for meta in metas:
+            if isinstance(meta, TensorMeta) and any(isinstance(size, SymInt) and size.hint < 2 for size in meta.shape):
+                return True
+    return False
 
 
 class _Rest(NamedTuple):

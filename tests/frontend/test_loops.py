@@ -512,3 +512,19 @@ def test_a_while_loop_on_array_values_is_a_graph_break_with_its_reason(jit):
     assert_same(got, want)
     assert list(counters["graph_break"]) == ["the truth value of an array depends on its values"]
     assert counters["stats"]["loops_captured"] == 0
+
+
+def short_prefixes(x, y):
+    for i in range(3):  # the middle index, 1, makes x[:i] as long as a broadcast axis
+        head = x[:i]
+        y[:i] = y[:i] + np.sin(head) * np.cos(head) + np.tanh(head) * np.exp(-head) + np.sqrt(head + 1.0) * np.sin(
+            2.0 * head) + np.cos(3.0 * head) * np.tanh(head - 1.0) + np.arctan(head) * np.log1p(head)
+    return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_body_is_traced_for_an_index_where_its_sizes_are_not_0_or_1(jit, backend):
+    """NOTE(index-hints): traced at i = 1, the kernels would take x[:i] for a broadcast."""
+    got, want = run_both(jit, short_prefixes, (np.linspace(0.1, 1, 5), np.linspace(1, 2, 5)), backend)
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 1 and not counters["loops_unrolled"]
