@@ -3,10 +3,14 @@ stencil (`for t in range(1, T)`, 4000 float64) for several trip counts T, each i
 process with an empty compile cache, against the whole run in plain NumPy; the graph
 breaks that call met, and whether a second call with T + 1 compiled again. Then the
 nested loop of the issue's "failed compile retried on every call" (an outer loop calling
-a function whose own loop writes slices), per call against plain NumPy.
+a function whose own loop writes slices), per call against plain NumPy. Then the loop
+programs of the corpus (benchmarks/programs/: triangular solve, factorizations,
+Floyd-Warshall, the recurrence) at their large size: the first call in a fresh process,
+one NumPy run, the graphs, breaks and loop nodes of that call.
 docs/benchmarks.md has the figures of one run.
 
-    python -P benchmarks/loops.py [--quick] [--steps 10,20,50,400] [--backend inductor] [--json PATH]
+    python -P benchmarks/loops.py [--quick] [--steps 10,20,50,400] [--programs NAMES] [--backend inductor]
+                                  [--json PATH]
 """
 
 import argparse
@@ -25,6 +29,8 @@ from results import command_line, write_results  # noqa: E402
 STEPS = (10, 20, 50, 400)
 QUICK_STEPS = (5,)
 SIZE = 4000
+PROGRAMS = ("recurrence", "forward_substitution", "floyd_warshall", "cholesky", "lu", "gram_schmidt")
+QUICK_PROGRAMS = ("recurrence", "lu")
 
 
 def jacobi_1d(A, B, T):
@@ -101,11 +107,34 @@ def nested(backend: str, repeats: int) -> dict:
             "compile_failures": counters["stats"]["compile_failures"]}
 
 
-def measure(steps: int, backend: str) -> dict:
+def program_child(name: str, size: str, backend: str) -> dict:
+    """The first call of corpus program `name` at `size`, in this (fresh) process."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -P` leaves benchmarks/ off
+    from programs import BY_NAME, largest_difference, outcome
+
+    import pyjit
+    from pyjit.utils import counters
+
+    program = BY_NAME[name]
+    args = program.inputs(size)
+    start = time.perf_counter()
+    got = outcome(pyjit.compile(program.function, backend=backend)(*args), args, program.updates)
+    first = time.perf_counter() - start
+    plain = program.inputs(size)
+    start = time.perf_counter()
+    want = outcome(program.function(*plain), plain, program.updates)
+    numpy_s = time.perf_counter() - start
+    return {"program": name, "size": size, "first_call_s": first, "numpy_s": numpy_s,
+            "agrees": bool(largest_difference(got, want) <= max(program.rtol, 1e-12)),
+            "graphs": counters["stats"]["unique_graphs"], "graph_breaks": sum(counters["graph_break"].values()),
+            "loops_captured": counters["stats"]["loops_captured"]}
+
+
+def measure(*child: str) -> dict:
     with tempfile.TemporaryDirectory() as cache:  # an empty compile cache: the C compiler runs
         environment = dict(os.environ, PYJIT_CACHE_DIR=cache)
         flags = ["-P"] if sys.flags.safe_path else []
-        finished = subprocess.run([sys.executable, *flags, __file__, "--child", str(steps), backend],
+        finished = subprocess.run([sys.executable, *flags, __file__, "--child", *child],
                                   capture_output=True, text=True, env=environment, check=True)
     return json.loads(finished.stdout.splitlines()[-1])
 
@@ -113,11 +142,13 @@ def measure(steps: int, backend: str) -> dict:
 def main() -> None:
     parser = command_line(__doc__, "one short trip count (a smoke test)")
     parser.add_argument("--steps", help="trip counts T, comma-separated")
+    parser.add_argument("--programs", help="corpus programs, comma-separated")
     parser.add_argument("--backend", default="inductor")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
-        print(json.dumps(child(int(options.child[0]), options.child[1])))
+        arguments = options.child
+        print(json.dumps(program_child(*arguments) if len(arguments) == 3 else child(int(arguments[0]), arguments[1])))
         return
     steps = [int(step) for step in options.steps.split(",")] if options.steps else \
         (QUICK_STEPS if options.quick else STEPS)
@@ -125,14 +156,26 @@ def main() -> None:
     print(f"{'T':>5s} {'first call s':>13s} {'NumPy ms':>9s} {'breaks':>7s} {'graphs':>7s} {'T+1 recompiles':>15s}")
     rows = []
     for step in steps:
-        row = measure(step, options.backend)
+        row = measure(str(step), options.backend)
         rows.append(row)
         print(f"{step:5d} {row['first_call_s']:13.2f} {row['numpy_s'] * 1e3:9.2f} {row['graph_breaks']:7d} "
               f"{row['graphs']:7d} {'yes' if row['recompiled_for_T_plus_1'] else 'no':>15s}")
     loop = nested(options.backend, 3 if options.quick else 20)
     print(f"nested slice loop (100 x 5 steps): pyjit {loop['pyjit_s'] * 1e3:.2f} ms a call, NumPy "
           f"{loop['numpy_s'] * 1e3:.2f} ms; {loop['warnings']} warnings, {loop['compile_failures']} failed compiles")
-    document = {"backend": options.backend, "jacobi_1d": rows, "nested": loop}
+    names = options.programs.split(",") if options.programs else (QUICK_PROGRAMS if options.quick else PROGRAMS)
+    size = "small" if options.quick else "large"
+    print(f"corpus loop programs, {size} size: {'program':>20s} {'first call s':>13s} {'NumPy ms':>9s} "
+          f"{'graphs':>7s} {'breaks':>7s} {'loop nodes':>11s}")
+    programs = []
+    for name in names:
+        row = measure(name, size, options.backend)
+        programs.append(row)
+        if not row["agrees"]:
+            raise AssertionError(f"{name} under {options.backend} differs from NumPy's")
+        print(f"{'':33s}{name:>20s} {row['first_call_s']:13.2f} {row['numpy_s'] * 1e3:9.2f} {row['graphs']:7d} "
+              f"{row['graph_breaks']:7d} {row['loops_captured']:11d}")
+    document = {"backend": options.backend, "jacobi_1d": rows, "nested": loop, "programs": programs}
     print(f"wrote {write_results(options.json, 'loops', document, options.quick)}")
 
 

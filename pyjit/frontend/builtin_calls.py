@@ -18,6 +18,7 @@ from .attributes import load_attr
 from .breaks import Break
 from .containers import build_set
 from .iteration import ITERATOR_BUILTINS, consume, iterate, iterator_builtin
+from .loop_ranges import symbolic_range
 from .operators import binary, subscript
 from .strings import FORMATTING, format_call
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, ModuleValue,
@@ -63,6 +64,10 @@ def call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Val
                     hint="keep the computation in NumPy functions")
     if not all(map(is_constant, (*args, *kwargs.values()))):
         raise Break("unsupported", f"{fn.__name__}() of a value that is not a constant")
+    if fn is builtins.range and not kwargs:  # a loop over a range of sizes: NOTE(nested-loops)
+        symbolic = symbolic_range(tracer, args)
+        if symbolic is not None:
+            return symbolic
     made = ConstantValue(fold(fn, *map(python_value, args), **{k: python_value(v) for k, v in kwargs.items()}))
     if fn is builtins.range and not kwargs:  # its bounds, for a loop over it (NOTE(loop-bounds))
         tracer.capture.ranges[id(made.value)] = (made.value, args)

@@ -467,6 +467,47 @@ def locals_read_after(instructions: list, start: int, skipped: range = range(0))
     return names
 
 
+def locals_read_first(instructions: list, start: int, region: tuple[int, int]) -> set[str]:
+    """The locals that some path from `instructions[start]` reads before writing them,
+    within `region` (head, end) of a loop's body, a jump back to the head or out of the
+    region ending the path: the values one iteration of the body takes from the one before."""
+    head, end = region
+    label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
+    live: dict[int, frozenset] = {}
+    changed = True
+    while changed:  # backward liveness, to a fixed point
+        changed = False
+        for index in range(end - 1, head, -1):
+            instr = instructions[index]
+            after = _live_after(instr, index, instructions, label_at, live, region)
+            if isinstance(instr, Instr):
+                parts = PAIRS.get(instr.name, (instr.name,))
+                names = instr.arg if instr.name in PAIRS else (instr.arg,)
+                for part, name in reversed(list(zip(parts, names))):
+                    if part == "STORE_FAST":
+                        after = after - {name}
+                    elif part in _LOCAL_READS:
+                        after = after | {name}
+            if live.get(index) != after:
+                live[index], changed = frozenset(after), True
+    return set(live.get(start, ()))
+
+
+def _live_after(instr, index: int, instructions: list, label_at: dict, live: dict, region: tuple[int, int]):
+    head, end = region
+    targets = [] if isinstance(instr, Instr) and instr.name in _STOPS else [index + 1]
+    if isinstance(instr, Instr):
+        if ARG_KIND[instr.name] is ARG_JUMP:
+            targets.append(label_at[id(instr.arg)])
+        if instr.handler is not None:
+            targets.append(label_at[id(instr.handler.target)])
+    result = frozenset()
+    for target in targets:
+        if head < target < end:
+            result |= live.get(target, frozenset())
+    return result
+
+
 def replay_jump(instr: Instr, target: Label) -> list:
     """Instructions that make the conditional jump `instr` to `target` on a value that
     may not be a bool: 3.13's POP_JUMP_IF_TRUE/FALSE take only a bool (its compiler puts

@@ -120,8 +120,9 @@ class Capture:
         for source, _, _ in self.inputs[mark.inputs:]:
             del self.input_of[source]
         del self.inputs[mark.inputs:]
-        for body in self.bodies:
-            body.forget(new_inputs)
+        forgotten = list(new_inputs)
+        for body in self.bodies:  # outermost first: a nested body lifted its enclosing one's placeholders
+            forgotten += body.forget(forgotten)
         for node in reversed(new_inputs):
             self.root_graph.erase(node)
         for source in list(self.written)[mark.written:]:

@@ -85,7 +85,9 @@ def broadcast_shapes(*shapes: tuple[Size, ...]) -> tuple[Size, ...]:
     """NumPy's broadcasting of `shapes`, with the same ValueError when they do not fit.
 
     A symbolic size meets another size by equality (recorded as a guard); since a symbol
-    is never 1 (NOTE(symbolic-sizes)), meeting a 1 needs no guard.
+    is never 1 (NOTE(symbolic-sizes)), meeting a 1 needs no guard. A size meeting the
+    constant 1 or the same expression is kept whatever its value, so a loop index's size
+    (which may be 0 or 1: `x[:i] * y[:i]`) needs no guard either.
     """
     ndim = max((len(shape) for shape in shapes), default=0)
     padded = [(1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes]
@@ -93,14 +95,19 @@ def broadcast_shapes(*shapes: tuple[Size, ...]) -> tuple[Size, ...]:
     for sizes in zip(*padded):
         chosen: Size = 1
         for size in sizes:
-            if not could_be_one(size) or size != 1:
-                if could_be_one(chosen) and chosen == 1:
-                    chosen = size
-                elif chosen != size:
-                    described = " ".join(_numpy_shape_text(shape) for shape in shapes)
-                    raise ValueError(f"operands could not be broadcast together with shapes {described} ")
-                elif not isinstance(size, SymInt):
-                    chosen = size  # a symbol now known to equal a constant: keep the constant
+            if same_size(size, 1) or same_size(size, chosen):
+                continue
+            if same_size(chosen, 1):
+                chosen = size
+            elif could_be_one(size) and size == 1:
+                continue
+            elif could_be_one(chosen) and chosen == 1:
+                chosen = size
+            elif chosen != size:
+                described = " ".join(_numpy_shape_text(shape) for shape in shapes)
+                raise ValueError(f"operands could not be broadcast together with shapes {described} ")
+            elif not isinstance(size, SymInt):
+                chosen = size  # a symbol now known to equal a constant: keep the constant
         result.append(chosen)
     return tuple(result)
 

@@ -33,6 +33,7 @@ class ShapeEnv:
         self.sources: dict[str, str] = {}
         self.replacements: dict[str, SymInt] = {}
         self.guards: list[ShapeGuard] = []
+        self.indices: set[str] = set()  # loops' induction variables: any int, 0 and 1 included
 
     def create_symbol(self, hint: int, source: str = "") -> SymInt:
         """A new size symbol `s<N>` whose example value is `hint` (at least 2)."""
@@ -45,9 +46,10 @@ class ShapeEnv:
 
     def create_index(self, hint: int, source: str = "") -> SymInt:
         """A new symbol for a loop's induction variable (NOTE(loop-capture) in
-        pyjit/frontend/loops.py): any int, so `could_be_one` does not hold for it; whoever
-        makes one checks each guard that mentions it for every value it takes."""
+        pyjit/frontend/loops.py): any int, so a size it appears in could be 1 (or 0);
+        whoever makes one checks each guard that mentions it for every value it takes."""
         name = f"s{len(self.hints)}"
+        self.indices.add(name)
         self.hints[name] = int(hint)
         self.sources[name] = source
         return SymInt({(name,): Fraction(1)}, self)
@@ -256,7 +258,7 @@ class SymInt:
         """False when the expression is at least 2 for every symbol value of 2 or more."""
         # With no negative coefficient outside the constant term the expression grows
         # with every symbol, so its smallest value is where all symbols are 2.
-        if any(coeff < 0 for monomial, coeff in self.terms.items() if monomial):
+        if self.symbols() & self.env.indices or any(coeff < 0 for monomial, coeff in self.terms.items() if monomial):
             return True
         smallest = sum(coeff * 2 ** len(monomial) for monomial, coeff in self.terms.items())
         return smallest < 2

@@ -276,10 +276,15 @@ def _slice_bound(value):
 
 
 def _clamped(bound, size, lower, upper):
-    """A slice bound resolved against `size` the way slice.indices does it."""
+    """A slice bound resolved against `size` the way slice.indices does it. A bound equal
+    to the size is the size when stepping forward (`upper`), so it is compared with `>`:
+    a symbolic bound then guards only what matters (`x[k + 1:]` at the last k is empty,
+    not a different case: NOTE(loop-capture) in pyjit/frontend/loops.py)."""
     if bound < 0:
         bound = bound + size
         return lower if bound < 0 else bound
+    if upper is size:
+        return size if bound > size else bound
     return upper if bound >= size else bound
 
 
@@ -294,7 +299,7 @@ def slice_length(item: slice, size):
     start = (lower if step > 0 else upper) if start is None else _clamped(start, size, lower, upper)
     stop = (upper if step > 0 else lower) if stop is None else _clamped(stop, size, lower, upper)
     span = stop - start if step > 0 else start - stop
-    if span <= 0:
+    if span < 0:  # an empty span is its own length: `x[:i]` is i long at i = 0 too
         return 0
     return span if step in (1, -1) else _ceil_div(span, abs(step))
 
@@ -370,8 +375,10 @@ def _slice_start_step(ix, item: slice, size):
         start = start + size
         if start < 0:
             start = 0 if step > 0 else -1
-    elif start >= size:
-        start = size if step > 0 else size - 1
+    elif step > 0 and start > size:
+        start = size
+    elif step < 0 and start >= size:
+        start = size - 1
     return ix.canonical(start), step
 
 

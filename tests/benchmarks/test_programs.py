@@ -98,6 +98,26 @@ def test_program_breaks_only_where_expected(name):
     assert explained.graph_count >= 1
 
 
+# Programs whose loops are loop nodes at the large size (NOTE(loop-capture)), each one
+# graph without a break: slices that move with the index and are empty at one end of the
+# range (`L[i, :i]`, `A[k + 1:, k]`), guards checked at the range's ends. Their small
+# sizes unroll (NOTE(short-loops)), so the large inputs are traced here.
+LOOP_NODES = ("forward_substitution", "cholesky", "lu", "gram_schmidt", "floyd_warshall", "recurrence",
+              "fir_filter", "conv2d")
+
+
+@pytest.mark.parametrize("name", LOOP_NODES)
+def test_loop_programs_are_one_graph_with_their_loop_as_one_node_at_the_large_size(name):
+    from pyjit.utils import counters
+
+    program = BY_NAME[name]
+    pyjit.reset()
+    explained = pyjit.explain(program.function)(*program.inputs("large"))
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    assert counters["stats"]["loops_captured"] >= 1 and not counters["loops_unrolled"]
+    assert "loop" in explained.ops_per_graph[0]
+
+
 # Numba and JAX may contract multiply-adds and order sums their own way; their results are
 # held to 1e-12 of each output's largest magnitude (float64), the program's own bound
 # where that is looser, and integers exactly. Their dtypes may differ (JAX's defaults).

@@ -3,11 +3,13 @@ compiled under every backend `pyjit.list_backends(exclude_tags=None)` names, mus
 
 NOTE(differential-fuzzer): a program is a function `f(x, y, state)` written from a seed:
 NumPy (or pyjit.Tensor) arithmetic, `if` on data and on shapes, `for` and `while` loops
-(with `break`), graph breaks (`print`, `.item()`, `float()`, `pyjit.graph_break()`,
-`.copy()`), list, dict, attribute and global side effects, closures and an inlined
-module-level helper, exceptions raised and caught, NumPy's own errors caught, handlers
-that re-raise, and, for Tensor programs, inputs that require grad, `no_grad` blocks and
-`backward()` inside and after the call. Each program is called four times (two inputs
+(with `break`), loops over ranges with array bodies (slices that move with the index,
+recurrences, accumulators, a triangular nest: what loop nodes capture), graph breaks
+(`print`, `.item()`, `float()`, `pyjit.graph_break()`, `.copy()`), list, dict,
+attribute and global side effects, closures and an inlined module-level helper,
+exceptions raised and caught, NumPy's own errors caught, handlers that re-raise, and,
+for Tensor programs, inputs that require grad, `no_grad` blocks and `backward()` inside
+and after the call. Each program is called four times (two inputs
 of one size, then two other sizes, so cache hits, recompiles and dynamic sizes all run),
 plainly and compiled, and every call must give the same outcome: the result (arrays by
 dtype, shape and value to a relative 1e-6, 1e-4 for arrays of float32, and an absolute tenth of
@@ -119,7 +121,7 @@ class Program:
                                                      "fstring", "nonlocal", "index", "dict_loop", "draw"]
         if depth < 2:
             choices += ["if_data", "if_data", "if_shape", "for", "for_items", "while", "try", "try_numpy",
-                        "reraise"]
+                        "reraise", "array_loop", "array_loop"]
         if loop:
             choices += ["break"]
         if self.tensors:
@@ -255,6 +257,34 @@ class Program:
         self._emit(indent, f"for {index} in range({self.rng.choice(['2', '3', 'n - 2', '1, 3'])}):")
         inner = Scope(list(scope.arrays), scope.ints + [index], list(scope.floats))
         self._block(indent + 1, inner, depth + 1, True, self.rng.randint(1, 3))
+
+    # Loops a loop node captures (NOTE(loop-capture)): index-dependent slices, recurrences,
+    # accumulators, a triangular nest, carried arrays; over 4n elements, so that most are
+    # too long to unroll (NOTE(short-loops)). tanh keeps the values bounded.
+    ARRAY_LOOPS = {
+        "recurrence": ["for {i} in range(1, len({z})):", "    {z}[{i}] = {z}[{i} - 1] * {c} + {z}[{i}]"],
+        "prefix": ["for {i} in range({z}.shape[0]):", "    {z}[{i}] = {z}[{i}] + np.tanh({z}[:{i}].sum()) * {c}"],
+        "suffix": ["for {i} in range(len({z})):", "    {z}[{i} + 1:] = np.tanh({z}[{i} + 1:] + {z}[{i}] * {c})"],
+        "window": ["for {i} in range(2, len({z}) - 1):",
+                   "    {z}[{i}:{i} + 2] = {z}[{i} - 2:{i}] * {c} + {z}[{i}:{i} + 2] * 0.5"],
+        "triangle": ["for {i} in range(len({z})):", "    for {j} in range({i}):",
+                     "        {z}[{i}] = np.tanh({z}[{i}] + {z}[{j}] * {c})"],
+        "accumulate": ["{s} = 0.0", "for {i} in range(len({z})):", "    {s} += {z}[{i}] * {c}"],
+        "steps": ["for {i} in range({k}):", "    {z} = {z} * {c} + np.tanh({z}[::-1]) * 0.5"],
+    }
+
+    def _array_loop(self, indent, scope, depth, loop):
+        name, source = self._name("z"), self.expr(scope, 1)
+        self._emit(indent, f"{name} = np.concatenate([{source}, {source}, {source}, {source}])")
+        kind = "steps" if self.tensors else self.rng.choice(sorted(self.ARRAY_LOOPS))
+        names = dict(z=name, i=self._name("i"), j=self._name("i"), s=self._name("s"), k=self.rng.randint(8, 40),
+                     c=repr(round(self.rng.uniform(-0.9, 0.9), 3)))
+        self._emit(indent, f"# {kind} loop")
+        for line in self.ARRAY_LOOPS[kind]:
+            self._emit(indent, line.format(**names))
+        scope.arrays.append(name)
+        if kind == "accumulate":
+            scope.floats.append(names["s"])
 
     def _for_items(self, indent, scope, depth, loop):
         item = self._name("w")
@@ -552,7 +582,8 @@ def test_the_programs_reach_what_they_are_meant_to():
                     "TALLY[", "def g", "helper(", "raise KeyError", "raise\n", "except ValueError",
                     "np.ones(n + 1)", "with pyjit.no_grad()", ".backward()", ".copy()", "break", "continue",
                     "return {", "state.scaled(", "nonlocal", "for a in", "lambda", "f'at", "'n={}'.format",
-                    "[::-1]", "table.items()", "pyjit.randn(", "pyjit.allow_in_graph"):
+                    "[::-1]", "table.items()", "pyjit.randn(", "pyjit.allow_in_graph",
+                    *(f"# {kind} loop" for kind in Program.ARRAY_LOOPS)):
         assert feature in sources, feature
     programs = [Program(seed) for seed in range(SUITE_PROGRAMS)]
     assert any(program.tensors for program in programs)

@@ -77,6 +77,47 @@ def assign_then_alias(u, v, steps):
     return u, v
 
 
+def forward_substitution(L, b):
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):  # L[i, :i] @ x[:i] is empty at i = 0: the same expression
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):  # A[j + 1:, j] is empty at the last j
+        L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+        L[j + 1:, j] = (A[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+    return L
+
+
+def lu(A):
+    LU = A.copy()
+    for k in range(LU.shape[0]):
+        LU[k + 1:, k] /= LU[k, k]
+        LU[k + 1:, k + 1:] -= np.outer(LU[k + 1:, k], LU[k, k + 1:])
+    return LU
+
+
+def gram_schmidt(A):
+    n = A.shape[1]
+    Q, R, V = np.zeros_like(A), np.zeros((n, n)), A.copy()
+    for k in range(n):
+        R[k, k] = np.linalg.norm(V[:, k])
+        Q[:, k] = V[:, k] / R[k, k]
+        R[k, k + 1:] = Q[:, k] @ V[:, k + 1:]
+        V[:, k + 1:] -= np.outer(Q[:, k], R[k, k + 1:])
+    return Q, R
+
+
+def floyd_warshall_slices(D):
+    for k in range(D.shape[0]):  # D[:, k:k + 1]: a slice whose stop reaches the size
+        D = np.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])
+    return D
+
+
 def index_after_the_loop(x):
     for i in range(40):
         x = x * 0.5 + 1.0
@@ -95,7 +136,18 @@ PROGRAMS = {
     "swapped_carries": (leapfrog, lambda rng: (rng.random(16), rng.random(16), 9)),
     "index_after": (index_after_the_loop, lambda rng: (rng.random(3),)),
     "donated_aliased": (assign_then_alias, lambda rng: (rng.random(16), rng.random(16), 7)),
+    "forward_substitution": (forward_substitution, lambda rng: (np.tril(rng.random((20, 20))) + 20 * np.eye(20),
+                                                                rng.random(20))),
+    "cholesky": (cholesky, lambda rng: (spd(rng, 12),)),
+    "lu": (lu, lambda rng: (rng.random((12, 12)) + 12 * np.eye(12),)),
+    "gram_schmidt": (gram_schmidt, lambda rng: (rng.random((14, 10)) + np.eye(14, 10),)),
+    "floyd_warshall_slices": (floyd_warshall_slices, lambda rng: (rng.random((24, 24)) * 100,)),
 }
+
+
+def spd(rng, n):
+    M = rng.random((n, n))
+    return M @ M.T / n + np.eye(n)
 
 
 def run_both(jit, fn, args, backend):
@@ -127,6 +179,82 @@ def test_loops_are_captured_as_one_node_and_equal_numpy(jit, name, backend):
     assert_same(got, want)
     assert counters["stats"]["loops_captured"] == 1 and not counters["loops_unrolled"]
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def triangular_nest(A, x):
+    for i in range(x.shape[0]):
+        for j in range(i):  # zero trips at i = 0
+            x[i] = x[i] - A[i, j] * x[j]
+    return x
+
+
+def substitution_by_elements(L, b):
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        total = b[i]
+        for j in range(i):  # a carried 0-d value
+            total = total - L[i, j] * x[j]
+        x[i] = total / L[i, i]
+    return x
+
+
+def gram_matrix_upper(c):
+    d = c.shape[1]
+    r = np.zeros((d, d))
+    for a in range(d):
+        for b in range(a, d):  # a symbolic start
+            r[a, b] = r[b, a] = c[:, a] @ c[:, b]
+    return r
+
+
+def three_deep(x):
+    for i in range(x.shape[0]):
+        for j in range(i):
+            for k in range(j, i):
+                x[i] = x[i] + x[k] * 0.5 + j
+    return x
+
+
+NESTED = {
+    "triangular_nest": (triangular_nest, lambda rng: (rng.random((12, 12)), rng.random(12)), 2),
+    "substitution_by_elements": (substitution_by_elements, lambda rng: (
+        np.tril(rng.random((12, 12))) + np.eye(12), rng.random(12)), 2),
+    "symbolic_start": (gram_matrix_upper, lambda rng: (rng.random((5, 9)),), 2),
+    "three_deep": (three_deep, lambda rng: (rng.random(9) / 10,), 3),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(NESTED))
+def test_inner_loops_over_ranges_of_the_outer_index_are_loop_nodes_inside_the_body(jit, name, backend):
+    """NOTE(nested-loops): `range(i)`, `range(a, d)` inside a captured body is a loop node of
+    that body, its bounds the outer index; one graph, equal NumPy, zero-trip inner loops too."""
+    fn, make, loops = NESTED[name]
+    got, want = run_both(jit, fn, make(np.random.default_rng(1)), backend)
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == loops and not counters["loops_unrolled"]
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_a_nested_loop_node_is_one_op_of_the_outer_body(jit):
+    explained = pyjit.explain(triangular_nest)(np.ones((12, 12)), np.ones(12))
+    assert explained.ops_per_graph == [["loop", "loop_result"]]
+
+
+def inner_compares_index(x):
+    for i in range(x.shape[0]):
+        for j in range(i):
+            if j == 2:  # an equality on the inner index: the inner loop cannot be one node
+                x[i] = x[i] + 1.0
+    return x
+
+
+def test_an_inner_loop_that_cannot_be_captured_unrolls_the_outer_one_with_it(jit):
+    got, want = run_both(jit, inner_compares_index, (np.zeros(12),), "eager")
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 0 and counters["stats"]["unique_graphs"] == 1
+    assert counters["loops_unrolled"]["the loop's body compares its index for equality"] >= 1
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -325,3 +453,108 @@ def test_a_carry_the_body_assigns_into_is_donated_and_written_in_place(jit):
     ((donated, glue),) = bodies
     assert donated == {"A_in", "B_in"}
     assert "v_B_in[slice(1, -1, None)] = " in glue and "v_A_in[slice(1, -1, None)] = " in glue
+
+
+def window(x, start, stop):
+    for t in range(start, stop):
+        x[1:] = x[1:] * 0.5 + x[:-1]
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_start_given_by_an_argument_is_an_input_too(jit, backend):
+    """NOTE(loop-bounds): `range(start, stop)` from two int arguments: one compile for all."""
+    compiled = jit(window, backend=backend)
+    for start, stop in ((3, 80), (0, 5), (10, 10), (7, 2), (-4, 3)):
+        got, want = compiled(np.linspace(0, 1, 9), start, stop), window(np.linspace(0, 1, 9), start, stop)
+        assert_same(got, want)
+    assert len(pyjit.cache_entries(compiled)) == 1 and counters["stats"]["loops_captured"] == 1
+
+
+def countdown(x, T):
+    for t in range(T, 0, -1):  # a negative step with an argument as its start
+        x = x * 0.5 + 1.0
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_steps_and_zero_trips(jit, backend):
+    compiled = jit(countdown, backend=backend)
+    for steps in (90, 0, 1, 3):
+        assert_same(compiled(np.linspace(0, 1, 4), steps), countdown(np.linspace(0, 1, 4), steps))
+    assert len(pyjit.cache_entries(compiled)) == 1 and counters["stats"]["loops_captured"] == 1
+
+
+def running_sum(x, y):
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i]  # a Python float before the loop, a NumPy scalar after one iteration
+        y[i] = acc
+    return y, acc
+
+
+def wrapping_recurrence(y, x):
+    for t in range(y.shape[0]):  # y[t - 1] is y[-1] at t = 0: that iteration is another case
+        y[t] = 0.5 * y[t - 1] + x[t]
+    return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn, make", [
+    (running_sum, lambda rng: (rng.random(40), np.zeros(40))),
+    (wrapping_recurrence, lambda rng: (rng.random(40), rng.random(40))),
+], ids=["carried_accumulator", "first_index_differs"])
+def test_a_first_iteration_that_differs_is_peeled(jit, fn, make, backend):
+    """NOTE(loop-peeling): the first iteration unrolled, the other 39 one loop node."""
+    got, want = run_both(jit, fn, make(np.random.default_rng(2)), backend)
+    assert_same(got, want)
+    assert type(got[0][-1]) is type(want[0][-1])
+    assert counters["stats"]["loops_captured"] == 1 and not counters["loops_unrolled"]
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def counts_in_python(x):
+    n = 0
+    for i in range(40):
+        x = x * 0.5
+        x[0] = n  # the next iteration reads n, a Python int the body changes
+        n += 1
+    return x
+
+
+def test_a_python_value_the_next_iteration_reads_unrolls_the_loop(jit):
+    got, want = run_both(jit, counts_in_python, (np.ones(3),), "eager")
+    assert_same(got, want)
+    assert counters["loops_unrolled"] == {"the loop's body changes 'n', which its next iteration reads, and it is "
+                                          "not an array before and after the body": 1}
+
+
+def until_converged(x, tol):
+    err = np.abs(x).max()
+    while err > tol:  # a condition on array values
+        x = x * 0.5
+        err = np.abs(x).max()
+    return x
+
+
+def test_a_while_loop_on_array_values_is_a_graph_break_with_its_reason(jit):
+    got, want = run_both(jit, until_converged, (np.linspace(1, 4, 5), 1e-3), "eager")
+    assert_same(got, want)
+    assert list(counters["graph_break"]) == ["the truth value of an array depends on its values"]
+    assert counters["stats"]["loops_captured"] == 0
+
+
+def short_prefixes(x, y):
+    for i in range(3):  # the middle index, 1, makes x[:i] as long as a broadcast axis
+        head = x[:i]
+        y[:i] = y[:i] + np.sin(head) * np.cos(head) + np.tanh(head) * np.exp(-head) + np.sqrt(head + 1.0) * np.sin(
+            2.0 * head) + np.cos(3.0 * head) * np.tanh(head - 1.0) + np.arctan(head) * np.log1p(head)
+    return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_body_is_traced_for_an_index_where_its_sizes_are_not_0_or_1(jit, backend):
+    """NOTE(index-hints): traced at i = 1, the kernels would take x[:i] for a broadcast."""
+    got, want = run_both(jit, short_prefixes, (np.linspace(0.1, 1, 5), np.linspace(1, 2, 5)), backend)
+    assert_same(got, want)
+    assert counters["stats"]["loops_captured"] == 1 and not counters["loops_unrolled"]

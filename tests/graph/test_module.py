@@ -114,7 +114,8 @@ def test_code_and_line_map_are_exposed():
 
 
 def guarded_graph():
-    """x[:2] + y.sum(axis=1) for symbolic sizes of x and y: the slice decides s0 > 2."""
+    """x[:2] + y.sum(axis=1) for symbolic sizes of x and y: the slice decides s0 >= 2 (a
+    size of 2 is its own clamp)."""
     graph = Graph("guarded")
     s0, s1 = graph.shape_env.create_symbol(5), graph.shape_env.create_symbol(3)
     x = graph.placeholder("x", TensorMeta((s0,), np.float64))
@@ -126,11 +127,12 @@ def guarded_graph():
 
 def test_sizes_and_size_guards_are_checked_on_each_call_when_asked():
     graph = guarded_graph()
-    assert graph.shape_env.guard_texts() == ["s0 > 2"]
+    assert graph.shape_env.guard_texts() == ["s0 >= 2"]
     checked, unchecked = GraphModule(graph, check_sizes=True), GraphModule(graph)
     np.testing.assert_array_equal(checked(np.arange(4.0), np.ones((2, 7))), [7.0, 8.0])
-    with pytest.raises(ValueError, match=r"sizes \(s0=2, s1=7\) break the size guard s0 > 2 .* guarded"):
-        checked(np.arange(2.0), np.ones((2, 7)))
+    np.testing.assert_array_equal(checked(np.arange(2.0), np.ones((2, 7))), [7.0, 8.0])
+    with pytest.raises(ValueError, match=r"sizes \(s0=1, s1=7\) break the size guard s0 >= 2 .* guarded"):
+        checked(np.arange(1.0), np.ones((2, 7)))
     with pytest.raises(ValueError, match=r"input y of graph guarded has shape \(3, 7\); .* f64\[2, s1\]"):
         checked(np.arange(4.0), np.ones((3, 7)))
     with pytest.raises(ValueError, match=r"input x .* shape \(4, 1\)"):
