@@ -560,7 +560,7 @@ def _argument_bounds(tracer, steps: range) -> dict[str, LocalSource]:
 # loop: 80 copies of 3.2 MB a call, where NumPy writes in place). A carry the body
 # assigns into is therefore *donated*: the body's graph names its placeholder in
 # `Graph.donated`, and the glue may write into that array at the assignment when nothing
-# reads its old value later (NOTE(assignment-in-place) in pyjit/codegen/wrapper.py). The
+# reads its old value later (NOTE(assignment-in-place) in pyjit/codegen/glue.py). The
 # loop op makes that safe: it copies those carries once before the first iteration (the
 # caller's arrays, and those of the enclosing graph, are never written), and after each
 # iteration copies again any of them the body returned that it does not own alone (an

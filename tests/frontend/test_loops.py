@@ -102,14 +102,11 @@ def lu(A):
 
 
 def gram_schmidt(A):
-    n = A.shape[1]
-    Q, R, V = np.zeros_like(A), np.zeros((n, n)), A.copy()
-    for k in range(n):
-        R[k, k] = np.linalg.norm(V[:, k])
-        Q[:, k] = V[:, k] / R[k, k]
-        R[k, k + 1:] = Q[:, k] @ V[:, k + 1:]
-        V[:, k + 1:] -= np.outer(Q[:, k], R[k, k + 1:])
-    return Q, R
+    Q = np.zeros_like(A)
+    for k in range(A.shape[1]):  # classical: against the columns so far, none at k = 0
+        v = A[:, k] - Q[:, :k] @ (Q[:, :k].T @ A[:, k])
+        Q[:, k] = v / np.linalg.norm(v)
+    return Q
 
 
 def floyd_warshall_slices(D):
