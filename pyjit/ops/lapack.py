@@ -150,7 +150,9 @@ def _slogdet_packed_meta(a: TensorMeta) -> TensorMeta:
 
 
 def _unpacked_slogdet(packed):
-    sign, logarithm = op.getitem(packed, (Ellipsis, 0)), op.getitem(packed, (Ellipsis, 1))
+    """(sign, log|det|); of one matrix as NumPy scalars (`x[0]`: `x[..., 0]` is a 0-d array)."""
+    first, second = ((Ellipsis, 0), (Ellipsis, 1)) if packed.ndim > 1 else (0, 1)
+    sign, logarithm = op.getitem(packed, first), op.getitem(packed, second)
     return sign, (op.real(logarithm) if np.dtype(packed.dtype).kind == "c" else logarithm)
 
 
