@@ -58,7 +58,6 @@ _EIGENVALUES_DECIDE = ("for a real matrix its dtype depends on the values (real 
 VALUE_SHAPED = {
     **dict.fromkeys((np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.trim_zeros), _VALUES_DECIDE),
     np.linalg.eig: _EIGENVALUES_DECIDE, np.linalg.eigvals: _EIGENVALUES_DECIDE,
-    np.linalg.lstsq: "the shape of its residuals depends on the rank the values give, and the rank is a Python int",
 }
 
 
@@ -67,7 +66,7 @@ def value_shaped_break(function) -> Break | None:
     reason = VALUE_SHAPED.get(function) if callable(function) else None
     if reason is None:
         return None
-    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals, np.linalg.lstsq) else "numpy"
+    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals) else "numpy"
     return Break("data_dependent", f"{module}.{function.__name__}() is a graph break: {reason}",
                  hint="it runs in Python at a graph break; compute it outside the compiled function")
 
