@@ -106,15 +106,29 @@ def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
     """NOTE(devices-follow-inputs): a creation op given no device (np.zeros(n), np.arange(k)
     in a function of CuPy arrays) makes its array on the device of the frame's array
     inputs, when they are all on one GPU, as CuPy code would with `xp.zeros`; with NumPy
-    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid."""
+    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid.
+    Inputs are met as the code reads them, so where the frame has a CuPy argument not
+    read yet (`grid = np.arange(n)` before `x` is read), its array arguments are read
+    first: the choice must not depend on the order of the statements."""
     parameters = _parameters(entry)
     names = [name for name in parameters.parameters if name != "xp"] if parameters is not None else []
     if "device" not in names or names.index("device") < len(args) or "device" in kwargs:
         return kwargs
+    _read_array_arguments(tracer.root)
     devices = {node.meta.device for _, _, node in tracer.capture.inputs}
     if len(devices) != 1 or devices == {"cpu"}:
         return kwargs
     return {**kwargs, "device": ConstantValue(devices.pop())}
+
+
+def _read_array_arguments(root) -> None:
+    """The frame's array arguments made graph inputs (guarded), where one is a CuPy array
+    that the code has not read yet (NOTE(devices-follow-inputs))."""
+    unread = {name: root.capture.frame.args[slot] for name, slot in root.arguments.items() if name not in root.locals}
+    if any(type(value).__name__ == "ndarray" and type(value).__module__.startswith("cupy") for value in unread.values()):
+        for name, value in unread.items():
+            if type(value).__name__ == "ndarray":
+                root.load_local(name)
 
 
 # NOTE(ufunc-methods): `np.add.outer`, `np.multiply.reduce`, `np.add.accumulate` are the

@@ -172,7 +172,9 @@ def arange(xp, start, stop=None, step=None, dtype=None, device=None):
 # "cuda:N", which makes the array with CuPy on that GPU. Nothing in their arguments
 # says where the array belongs, so the frontend gives them the device of the frame's
 # array inputs (NOTE(devices-follow-inputs) in pyjit/frontend/array_calls.py): the same
-# graph makes NumPy arrays for NumPy inputs and CuPy arrays for CuPy inputs.
+# function compiles to a graph that makes NumPy arrays for NumPy inputs and to one that
+# makes CuPy arrays for CuPy inputs (the device is a constant of each graph; the guards
+# on the inputs' types pick the graph).
 def creation_device(device) -> str:
     """The device a creation op makes its array on: "cpu" when none is named (NOTE(creation-device))."""
     if device is None or device == "cpu" or (type(device) is str and device.startswith("cuda:")):

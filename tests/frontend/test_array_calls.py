@@ -247,8 +247,11 @@ def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
 
 
 class _Capture:
+    """A tracer whose frame has no argument left to read."""
+
     def __init__(self, *devices):
-        self.capture = self
+        self.capture = self.root = self
+        self.arguments, self.locals = {}, {}
         self.inputs = [(None, None, Graph().placeholder(f"x{index}", TensorMeta((2,), np.float32, device)))
                        for index, device in enumerate(devices)]
 
@@ -265,6 +268,38 @@ def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
     given = {"device": ConstantValue("cpu")}
     assert _with_input_device(tracer, REGISTRY["arange"], (ConstantValue(3),), given) is given
     assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
+
+
+class _StandInCupyArray:
+    """What the frontend sees of a cupy.ndarray's type (its name and module): no values."""
+
+
+_StandInCupyArray.__name__, _StandInCupyArray.__module__ = "ndarray", "cupy._core.core"
+
+
+class _Frame:
+    """A tracer whose frame has arguments x, y, n and z, none read yet."""
+
+    def __init__(self, *arguments):
+        self.capture = self.root = self.frame = self
+        self.args, self.arguments, self.locals, self.read = list(arguments), {"x": 0, "y": 1, "n": 2, "z": 3}, {}, []
+
+    def load_local(self, name):
+        self.read.append(name)
+
+
+@pytest.mark.parametrize("first", [np.ones(2), _StandInCupyArray()])
+def test_a_creation_call_reads_the_frames_array_arguments_first_where_one_is_a_cupy_array(first):
+    """NOTE(devices-follow-inputs): `grid = np.arange(n)` before `x` is read still follows
+    x's device; a frame of NumPy arrays is read as the code reads it (no input added)."""
+    from pyjit.frontend.array_calls import _read_array_arguments
+
+    tracer = _Frame(first, np.ones(3), 4, _StandInCupyArray() if type(first) is np.ndarray else None)
+    _read_array_arguments(tracer)
+    assert tracer.read == ["x", "y", "z"] if type(first) is np.ndarray else ["x", "y"]
+    numpy_only = _Frame(np.ones(2), np.ones(3), 4, None)
+    _read_array_arguments(numpy_only)
+    assert numpy_only.read == []
 
 
 # Every entry that makes an array from constants alone (NOTE(creation-device)), with a
