@@ -138,13 +138,15 @@ def _read_array_arguments(root) -> None:
 # is cumsum and cumprod, of maximum, minimum and the logical ufuncs the registry's
 # `<name>_accumulate` (NOTE(ufunc-accumulate) in pyjit/ops/cumulative.py). `np.add.at(a,
 # index, b)`, which adds in place with repeated indices accumulating, is index_add
-# written into `a` (NOTE(functionalisation)). Others (`reduceat`, `at` of other ufuncs,
-# accumulate of other ufuncs) run in Python at a graph break.
+# written into `a` (NOTE(functionalisation)); subtract, multiply, maximum and minimum.at
+# are ufunc_at (NOTE(ufunc-at) in pyjit/ops/indexing.py). Others (`reduceat`, `at` of
+# other ufuncs, accumulate of other ufuncs) run in Python at a graph break.
 UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate", "at"})
 _REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min, "logical_and": np.all,
                "logical_or": np.any}
 _SCANS = {"add": np.cumsum, "multiply": np.cumprod}
 _ACCUMULATED = frozenset({"maximum", "minimum", "logical_and", "logical_or", "logical_xor"})
+_AT = {"add": "index_add", **dict.fromkeys(("subtract", "multiply", "maximum", "minimum"), "ufunc_at")}
 _METHOD_PARAMETERS = {"reduce": ("axis", "dtype", "out", "keepdims", "initial", "where"),
                       "accumulate": ("axis", "dtype", "out")}
 
@@ -160,17 +162,19 @@ def call_ufunc_method(tracer, ufunc: np.ufunc, method: str, args: list[Value], k
         return call_numpy(tracer, entry, ufunc, [a, b], {})
     if method == "accumulate" and ufunc.__name__ in _ACCUMULATED:
         return _accumulated(tracer, ufunc, args, kwargs)
-    if method == "at" and ufunc is np.add and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
+    if method == "at" and getattr(np, ufunc.__name__, None) is ufunc and ufunc.__name__ in _AT and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
         target, index, values = args
-        refuse_update(tracer, target, values, "numpy.add.at")
-        write(tracer, target, tracer.call_op(REGISTRY["index_add"], (target, index, values), {}))
+        refuse_update(tracer, target, values, f"numpy.{ufunc.__name__}.at")
+        named = {} if ufunc is np.add else {"ufunc": ConstantValue(ufunc.__name__)}
+        write(tracer, target, tracer.call_op(REGISTRY[_AT[ufunc.__name__]], (target, index, values), named))
         return ConstantValue(None)
     function = (_REDUCTIONS if method == "reduce" else _SCANS if method == "accumulate" else {}).get(ufunc.__name__)
     if function is None or not args or len(args) > 1 + len(_METHOD_PARAMETERS[method]):
         raise Break("unsupported", f"numpy.{ufunc.__name__}.{method} is not captured",
                     hint="it runs in Python at a graph break; the captured ufunc methods are outer for binary "
                          "ufuncs, reduce of add, multiply, maximum, minimum, logical_and and logical_or, and "
-                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at")
+                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at, subtract.at, "
+                         "multiply.at, maximum.at and minimum.at")
     named = {"axis": ConstantValue(0), **dict(zip(_METHOD_PARAMETERS[method], args[1:])), **kwargs}
     return call_numpy(tracer, registry_entry(function), function, args[:1], named)
 

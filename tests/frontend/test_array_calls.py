@@ -401,6 +401,28 @@ def test_add_at_adds_in_place_with_repeated_indices_in_one_graph(jit, backend):
     np.testing.assert_array_equal(got_totals, want_totals)
 
 
+def scatter_updates(peaks, lows, index, values):
+    np.maximum.at(peaks, index, values)  # repeated indices apply one after the other
+    np.minimum.at(lows, index, values)
+    spent = np.full(peaks.shape[0], 10.0)
+    np.subtract.at(spent, index, values)
+    scaled = np.ones(peaks.shape[0])
+    np.multiply.at(scaled, index, 2)
+    return spent, scaled
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_subtract_multiply_maximum_and_minimum_at_update_in_place_in_one_graph(jit, backend):
+    """NOTE(ufunc-at)."""
+    index, values = np.array([0, 2, 2, 4, 0, 2]), np.array([0.5, -1.0, 3.0, 2.0, 1.5, 0.25])
+    want, got = (np.zeros(5), np.zeros(5)), (np.zeros(5), np.zeros(5))
+    compiled = jit(scatter_updates, backend=backend, fullgraph=True)
+    for one, other in zip(compiled(*got, index, values), scatter_updates(*want, index, values)):
+        np.testing.assert_array_equal(one, other)
+    for one, other in zip(got, want):
+        np.testing.assert_array_equal(one, other)
+
+
 def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):
     x = np.arange(6.0)
     np.testing.assert_array_equal(jit(lambda x: np.subtract.accumulate(x) + 1)(x), np.subtract.accumulate(x) + 1)
