@@ -82,7 +82,18 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
         return into(tracer, out, [*args, *kwargs.values()], lambda: call_numpy(tracer, entry, function, args, kwargs),
                     entry.name)
     args, kwargs = _bind(entry, function, *_computed_in_dtype(tracer, entry, function, args, kwargs))
-    return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
+    kwargs = _with_input_device(tracer, entry, args, kwargs)
+    if entry.name == "linspace" and len(args) > 4 and isinstance(args[4], ConstantValue) and args[4].value:
+        return _linspace_with_step(tracer, args, kwargs)
+    return tracer.call_op(entry, args, kwargs)
+
+
+def _linspace_with_step(tracer, args: tuple, kwargs: dict) -> Value:
+    """np.linspace(..., retstep=True): (samples, step) from `linspace` and `linspace_step`
+    (NOTE(linspace-retstep) in pyjit/ops/creation.py)."""
+    samples = tracer.call_op(REGISTRY["linspace"], (*args[:4], ConstantValue(False), *args[5:]), kwargs)
+    step = tracer.call_op(REGISTRY["linspace_step"], args[:4], kwargs)
+    return SequenceValue(tuple, [samples, step])
 
 
 def _computed_in_dtype(tracer, entry, function, args: list, kwargs: dict) -> tuple[list, dict]:

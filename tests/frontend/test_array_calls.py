@@ -246,6 +246,27 @@ def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
     assert counters["stats"]["unique_graphs"] == (1 if dynamic else 2)
 
 
+def spaced(x):
+    samples, step = np.linspace(0.0, 1.0, x.shape[0], retstep=True)
+    between, steps = np.linspace(x[0], x, 4, endpoint=False, retstep=True)
+    counts, unit = np.linspace(0, 10, 5, dtype=np.int32, retstep=True)
+    return samples * x + step, step, between, steps, counts, unit, np.linspace(0, 1, 1, retstep=True)[1]
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_linspace_with_retstep_gives_the_samples_and_numpys_step_in_one_graph(jit, backend, dynamic):
+    """NOTE(linspace-retstep): the step a NumPy scalar between scalars, an array between arrays."""
+    compiled = jit(spaced, backend=backend, fullgraph=True, dynamic=dynamic)
+    for size in (5, 7):
+        x = np.random.default_rng(3).standard_normal(size)
+        got, want = compiled(x), spaced(x)
+        assert [type(value) for value in got] == [type(value) for value in want]
+        for one, other in zip(got, want):
+            np.testing.assert_allclose(one, other, rtol=1e-15)
+            assert np.asarray(one).dtype == np.asarray(other).dtype
+
+
 class _Capture:
     """A tracer whose frame has no argument left to read."""
 
@@ -306,7 +327,7 @@ def test_a_creation_call_reads_the_frames_array_arguments_first_where_one_is_a_c
 # call NumPy accepts: a new entry with a device parameter needs a row here.
 _CREATION_CALLS = {"arange": (3,), "zeros": (3,), "ones": ((2, 3),), "empty": (0,), "full": (3, 1.5),
                    "eye": (3,), "identity": (2,), "tri": (3,), "linspace": (0, 1, 5), "logspace": (0, 1, 5),
-                   "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
+                   "linspace_step": (0, 1, 5), "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
                    "blackman": (5,), "bartlett": (5,), "kaiser": (5, 2.0)}
 
 
