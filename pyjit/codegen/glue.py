@@ -97,6 +97,8 @@ class GlueWriter:
         self.bound: set[str] = set()
         self.params = [schedule.names[node] for node in self.graph.placeholders]
         self.scalars = scalar_values(self.graph)
+        # eager results a kernel reads, which the glue makes arrays (0-d ones included)
+        self.loaded = {name for step in schedule.steps if isinstance(step, KernelStep) for name in step.buffers}
         self.eager_call = f"eager({', '.join(self.params)})"
 
     def write(self) -> tuple[str, dict]:
@@ -223,8 +225,6 @@ class GlueWriter:
     def _run_steps(self) -> set[str]:
         """The steps; returns the buffers the glue allocates."""
         allocated = set()
-        # an eager result a kernel reads, or writes in place (NOTE(epilogue-in-place))
-        loaded = {name for step in self.schedule.steps if isinstance(step, KernelStep) for name in step.buffers}
         freed = self._last_uses()
         in_place = self._assignments_in_place()
         for index, step in enumerate(self.schedule.steps):
@@ -250,7 +250,7 @@ class GlueWriter:
                     self._emit(f"{name} = matmul_rows({target}, {', '.join(args)})")
                 else:
                     self._emit(f"{name} = {target}({', '.join(args)})")
-                if name in loaded:
+                if name in self.loaded:  # a kernel reads it, or writes it in place (NOTE(epilogue-in-place))
                     self._emit(f"{name} = asarray({name}, order='C')")
             if freed.get(index):
                 for name in (name for name in freed[index] if self.reuse and name in allocated):
@@ -353,7 +353,8 @@ class GlueWriter:
                 return self._global(value.target, "const_")
             name = self.schedule.names[value]
             buffer = self.schedule.buffers.get(name)
-            if buffer is not None and buffer.origin == "kernel" and value in self.scalars:
+            arrays = buffer is not None and (buffer.origin == "kernel" or name in self.loaded)
+            if arrays and value in self.scalars:
                 return f"{name}[()]"  # the NumPy scalar eager execution would hold
             return name
         if isinstance(value, SymInt):

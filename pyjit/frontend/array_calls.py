@@ -58,7 +58,6 @@ _EIGENVALUES_DECIDE = ("for a real matrix its dtype depends on the values (real 
 VALUE_SHAPED = {
     **dict.fromkeys((np.unique, np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.trim_zeros), _VALUES_DECIDE),
     np.linalg.eig: _EIGENVALUES_DECIDE, np.linalg.eigvals: _EIGENVALUES_DECIDE,
-    np.linalg.lstsq: "the shape of its residuals depends on the rank the values give, and the rank is a Python int",
 }
 
 
@@ -67,7 +66,7 @@ def value_shaped_break(function) -> Break | None:
     reason = VALUE_SHAPED.get(function) if callable(function) else None
     if reason is None:
         return None
-    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals, np.linalg.lstsq) else "numpy"
+    module = "numpy.linalg" if function in (np.linalg.eig, np.linalg.eigvals) else "numpy"
     return Break("data_dependent", f"{module}.{function.__name__}() is a graph break: {reason}",
                  hint="it runs in Python at a graph break; compute it outside the compiled function")
 
@@ -83,7 +82,18 @@ def call_numpy(tracer, entry, function, args: list[Value], kwargs: dict[str, Val
         return into(tracer, out, [*args, *kwargs.values()], lambda: call_numpy(tracer, entry, function, args, kwargs),
                     entry.name)
     args, kwargs = _bind(entry, function, *_computed_in_dtype(tracer, entry, function, args, kwargs))
-    return tracer.call_op(entry, args, _with_input_device(tracer, entry, args, kwargs))
+    kwargs = _with_input_device(tracer, entry, args, kwargs)
+    if entry.name == "linspace" and len(args) > 4 and isinstance(args[4], ConstantValue) and args[4].value:
+        return _linspace_with_step(tracer, args, kwargs)
+    return tracer.call_op(entry, args, kwargs)
+
+
+def _linspace_with_step(tracer, args: tuple, kwargs: dict) -> Value:
+    """np.linspace(..., retstep=True): (samples, step) from `linspace` and `linspace_step`
+    (NOTE(linspace-retstep) in pyjit/ops/creation.py)."""
+    samples = tracer.call_op(REGISTRY["linspace"], (*args[:4], ConstantValue(False), *args[5:]), kwargs)
+    step = tracer.call_op(REGISTRY["linspace_step"], args[:4], kwargs)
+    return SequenceValue(tuple, [samples, step])
 
 
 def _computed_in_dtype(tracer, entry, function, args: list, kwargs: dict) -> tuple[list, dict]:
@@ -107,15 +117,29 @@ def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
     """NOTE(devices-follow-inputs): a creation op given no device (np.zeros(n), np.arange(k)
     in a function of CuPy arrays) makes its array on the device of the frame's array
     inputs, when they are all on one GPU, as CuPy code would with `xp.zeros`; with NumPy
-    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid."""
+    inputs, or none, it stays NumPy's. Guards on the inputs' types keep the choice valid.
+    Inputs are met as the code reads them, so where the frame has a CuPy argument not
+    read yet (`grid = np.arange(n)` before `x` is read), its array arguments are read
+    first: the choice must not depend on the order of the statements."""
     parameters = _parameters(entry)
     names = [name for name in parameters.parameters if name != "xp"] if parameters is not None else []
     if "device" not in names or names.index("device") < len(args) or "device" in kwargs:
         return kwargs
+    _read_array_arguments(tracer.root)
     devices = {node.meta.device for _, _, node in tracer.capture.inputs}
     if len(devices) != 1 or devices == {"cpu"}:
         return kwargs
     return {**kwargs, "device": ConstantValue(devices.pop())}
+
+
+def _read_array_arguments(root) -> None:
+    """The frame's array arguments made graph inputs (guarded), where one is a CuPy array
+    that the code has not read yet (NOTE(devices-follow-inputs))."""
+    unread = {name: root.capture.frame.args[slot] for name, slot in root.arguments.items() if name not in root.locals}
+    if any(type(value).__name__ == "ndarray" and type(value).__module__.startswith("cupy") for value in unread.values()):
+        for name, value in unread.items():
+            if type(value).__name__ == "ndarray":
+                root.load_local(name)
 
 
 # NOTE(ufunc-methods): `np.add.outer`, `np.multiply.reduce`, `np.add.accumulate` are the
@@ -125,13 +149,15 @@ def _with_input_device(tracer, entry, args: tuple, kwargs: dict) -> dict:
 # is cumsum and cumprod, of maximum, minimum and the logical ufuncs the registry's
 # `<name>_accumulate` (NOTE(ufunc-accumulate) in pyjit/ops/cumulative.py). `np.add.at(a,
 # index, b)`, which adds in place with repeated indices accumulating, is index_add
-# written into `a` (NOTE(functionalisation)). Others (`reduceat`, `at` of other ufuncs,
-# accumulate of other ufuncs) run in Python at a graph break.
+# written into `a` (NOTE(functionalisation)); subtract, multiply, maximum and minimum.at
+# are ufunc_at (NOTE(ufunc-at) in pyjit/ops/indexing.py). Others (`reduceat`, `at` of
+# other ufuncs, accumulate of other ufuncs) run in Python at a graph break.
 UFUNC_METHODS = frozenset({"outer", "reduce", "accumulate", "at"})
 _REDUCTIONS = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min, "logical_and": np.all,
                "logical_or": np.any}
 _SCANS = {"add": np.cumsum, "multiply": np.cumprod}
 _ACCUMULATED = frozenset({"maximum", "minimum", "logical_and", "logical_or", "logical_xor"})
+_AT = {"add": "index_add", **dict.fromkeys(("subtract", "multiply", "maximum", "minimum"), "ufunc_at")}
 _METHOD_PARAMETERS = {"reduce": ("axis", "dtype", "out", "keepdims", "initial", "where"),
                       "accumulate": ("axis", "dtype", "out")}
 
@@ -147,17 +173,19 @@ def call_ufunc_method(tracer, ufunc: np.ufunc, method: str, args: list[Value], k
         return call_numpy(tracer, entry, ufunc, [a, b], {})
     if method == "accumulate" and ufunc.__name__ in _ACCUMULATED:
         return _accumulated(tracer, ufunc, args, kwargs)
-    if method == "at" and ufunc is np.add and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
+    if method == "at" and getattr(np, ufunc.__name__, None) is ufunc and ufunc.__name__ in _AT and len(args) == 3 and not kwargs and isinstance(args[0], ArrayValue):
         target, index, values = args
-        refuse_update(tracer, target, values, "numpy.add.at")
-        write(tracer, target, tracer.call_op(REGISTRY["index_add"], (target, index, values), {}))
+        refuse_update(tracer, target, values, f"numpy.{ufunc.__name__}.at")
+        named = {} if ufunc is np.add else {"ufunc": ConstantValue(ufunc.__name__)}
+        write(tracer, target, tracer.call_op(REGISTRY[_AT[ufunc.__name__]], (target, index, values), named))
         return ConstantValue(None)
     function = (_REDUCTIONS if method == "reduce" else _SCANS if method == "accumulate" else {}).get(ufunc.__name__)
     if function is None or not args or len(args) > 1 + len(_METHOD_PARAMETERS[method]):
         raise Break("unsupported", f"numpy.{ufunc.__name__}.{method} is not captured",
                     hint="it runs in Python at a graph break; the captured ufunc methods are outer for binary "
                          "ufuncs, reduce of add, multiply, maximum, minimum, logical_and and logical_or, and "
-                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at")
+                         "accumulate of add, multiply, maximum, minimum and the logical ufuncs, and add.at, subtract.at, "
+                         "multiply.at, maximum.at and minimum.at")
     named = {"axis": ConstantValue(0), **dict(zip(_METHOD_PARAMETERS[method], args[1:])), **kwargs}
     return call_numpy(tracer, registry_entry(function), function, args[:1], named)
 

@@ -172,7 +172,9 @@ def arange(xp, start, stop=None, step=None, dtype=None, device=None):
 # "cuda:N", which makes the array with CuPy on that GPU. Nothing in their arguments
 # says where the array belongs, so the frontend gives them the device of the frame's
 # array inputs (NOTE(devices-follow-inputs) in pyjit/frontend/array_calls.py): the same
-# graph makes NumPy arrays for NumPy inputs and CuPy arrays for CuPy inputs.
+# function compiles to a graph that makes NumPy arrays for NumPy inputs and to one that
+# makes CuPy arrays for CuPy inputs (the device is a constant of each graph; the guards
+# on the inputs' types pick the graph).
 def creation_device(device) -> str:
     """The device a creation op makes its array on: "cpu" when none is named (NOTE(creation-device))."""
     if device is None or device == "cpu" or (type(device) is str and device.startswith("cuda:")):
@@ -315,7 +317,8 @@ def _linspace_meta(start, stop, num=50, endpoint=True, retstep=False, dtype=None
     """`num` values between start and stop; array bounds broadcast, and the samples run
     along `axis` of the result (NumPy's: a new axis, at 0 by default)."""
     if retstep:
-        raise NotImplementedError("linspace(retstep=True) returns a Python float step, which is not captured")
+        raise NotImplementedError("linspace(retstep=True) has two results: its step is linspace_step's "
+                                  "(NOTE(linspace-retstep))")
     if not isinstance(num, SymInt):
         num = operator.index(num)
         if num < 0:
@@ -348,6 +351,33 @@ def linspace(xp, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
     xp, on_device = array_module(xp, device)
     with on_device:
         return xp.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+# NOTE(linspace-retstep): a graph call has one result, so `linspace` gives the samples
+# and `linspace_step` the step that numpy.linspace(retstep=True) gives beside them (a
+# NumPy scalar between scalars, an array of the bounds' shape between arrays, in the
+# samples' dtype before any dtype= cast, NaN where there is no division: num <= 1
+# with the endpoint, num 0 without); the frontend records both for retstep=True.
+def _linspace_step_meta(start, stop, num=50, endpoint=True, device=None) -> TensorMeta:
+    samples = _linspace_meta(start, stop, num, endpoint, device=device)
+    return TensorMeta(broadcast_shapes(shape_of(start), shape_of(stop)), samples.dtype, samples.device)
+
+
+def _linspace_step_vjp(grad, out, start, stop, num=50, endpoint=True, device=None):
+    """step = (stop - start) / divisions."""
+    divisions = int(num) - 1 if endpoint else int(num)
+    if divisions <= 0 or not is_differentiable(out):
+        return None, None
+    share = op.divide(grad, divisions)
+    return input_grad(start, op.negative(share)), input_grad(stop, share)
+
+
+@primitive("linspace_step", category="other", meta=_linspace_step_meta, vjp=_linspace_step_vjp)
+def linspace_step(xp, start, stop, num=50, endpoint=True, device=None):
+    """The step of numpy.linspace(retstep=True) (NOTE(linspace-retstep), NOTE(creation-device))."""
+    xp, on_device = array_module(xp, device)
+    with on_device:
+        return xp.linspace(start, stop, num, endpoint, retstep=True)[1]
 
 
 def _logspace_meta(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, device=None) -> TensorMeta:

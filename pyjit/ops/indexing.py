@@ -155,6 +155,63 @@ def index_add(xp, x, index, values):
     return result
 
 
+# NOTE(ufunc-at): numpy.subtract.at, multiply.at, maximum.at and minimum.at (add.at is
+# index_add) are one primitive, `ufunc_at`, that runs the ufunc's own `at` on a copy of
+# x: repeated indices apply one after the other and the result is cast back to x's
+# dtype, as NumPy does. The dtypes a ufunc refuses (subtract of booleans) are asked of
+# NumPy on one element. Derivatives: subtract's is index_add's with the values' sign
+# changed; maximum's and minimum's go to the elements equal to the result, shared evenly
+# among ties (PyTorch's index_reduce amax/amin); multiply's reaches x (times the product
+# of the values at its place), and the values' is not computed (NotImplementedError).
+AT_UFUNCS = ("subtract", "multiply", "maximum", "minimum")
+
+
+def _ufunc_at_meta(x: TensorMeta, index, values, ufunc: str) -> TensorMeta:
+    if ufunc not in AT_UFUNCS:
+        raise NotImplementedError(f"numpy.{ufunc}.at is not captured")
+    meta = _written_meta(x, index, values, "array is not broadcastable to correct shape")
+    probe = np.zeros(1, x.dtype)
+    getattr(np, ufunc).at(probe, [0], np.zeros(1, values.dtype) if isinstance(values, TensorMeta) else values)
+    return meta
+
+
+def _gathered(x, index):
+    return op.getitem(x, index) if is_basic(index) else op.index(x, index)
+
+
+def _extreme_at_vjp(grad, out, x, index, values):
+    """The gradient shared evenly among x's element and the values equal to the result."""
+    at_x = op.equal(x, out)
+    at_values = op.equal(values, _gathered(out, index))
+    ones = op.ones_like(grad)
+    counts = op.index_add(op.where(at_x, ones, 0.0), index, op.where(at_values, 1.0, 0.0))
+    share = op.divide(grad, op.where(op.equal(counts, 0), ones, counts))
+    values_grad = input_grad(values, op.where(at_values, _gathered(share, index), 0.0)) \
+        if is_differentiable(values) else None
+    return input_grad(x, op.where(at_x, share, 0.0)), None, values_grad
+
+
+def _ufunc_at_vjp(grad, out, x, index, values, ufunc: str):
+    if not is_differentiable(x):
+        return None, None, None
+    if ufunc in ("maximum", "minimum"):
+        return _extreme_at_vjp(grad, out, x, index, values)
+    if ufunc == "subtract":
+        values_grad = input_grad(values, op.negative(_gathered(grad, index))) if is_differentiable(values) else None
+        return input_grad(x, grad), None, values_grad
+    if is_differentiable(values):
+        raise NotImplementedError("the gradient of multiply.at with respect to its values is not computed")
+    return input_grad(x, op.multiply(grad, op.ufunc_at(op.ones_like(x), index, values, "multiply"))), None, None
+
+
+@primitive("ufunc_at", category="other", meta=_ufunc_at_meta, vjp=_ufunc_at_vjp)
+def ufunc_at(xp, x, index, values, ufunc):
+    """A copy of `x` with numpy.<ufunc>.at(x, index, values) applied (NOTE(ufunc-at))."""
+    result = xp.array(x, copy=True)
+    getattr(xp, ufunc).at(result, index, values)
+    return result
+
+
 def _mask_of(index):
     """The boolean mask that is the whole of `index` (an array or its meta), or None."""
     if isinstance(index, (TensorMeta, np.ndarray)) and np.dtype(index.dtype).kind == "b":

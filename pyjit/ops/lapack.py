@@ -22,10 +22,10 @@ eigenvalues as its first row and the eigenvectors below (in the eigenvectors' dt
 exactly: a real eigenvalue survives the round trip through a complex dtype), and the
 composites `eigh` and `eigvalsh` take them apart with views; `qr_packed` likewise puts
 Q and R side by side, `svd_packed` stacks U, the singular values and Vh, and
-`slogdet_packed` the sign and the logarithm. numpy.linalg's eig (whose dtype, for a real
-matrix, is real only when the values make every eigenvalue real) and lstsq (whose
-residuals' shape depends on the rank the values give) are not in the registry
-(docs/ops.md).
+`slogdet_packed` the sign and the logarithm, and `lstsq_packed` the solution, the
+residuals, the singular values and the rank (NOTE(lstsq-residuals)). numpy.linalg's eig
+(whose dtype, for a real matrix, is real only when the values make every eigenvalue
+real) is not in the registry (docs/ops.md).
 """
 
 from __future__ import annotations
@@ -150,7 +150,9 @@ def _slogdet_packed_meta(a: TensorMeta) -> TensorMeta:
 
 
 def _unpacked_slogdet(packed):
-    sign, logarithm = op.getitem(packed, (Ellipsis, 0)), op.getitem(packed, (Ellipsis, 1))
+    """(sign, log|det|); of one matrix as NumPy scalars (`x[0]`: `x[..., 0]` is a 0-d array)."""
+    first, second = ((Ellipsis, 0), (Ellipsis, 1)) if packed.ndim > 1 else (0, 1)
+    sign, logarithm = op.getitem(packed, first), op.getitem(packed, second)
     return sign, (op.real(logarithm) if np.dtype(packed.dtype).kind == "c" else logarithm)
 
 
@@ -444,6 +446,116 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 def svdvals(x):
     """numpy.linalg.svdvals: the singular values, descending."""
     return _unpacked_svd(op.svd_packed(x, False), x, False)[1]
+
+
+# -- lstsq (NOTE(packed-eigh): solution, residuals, singular values and rank stacked) --------
+# NOTE(lstsq-residuals): numpy.linalg.lstsq gives the residuals (the squared norm of each
+# column of b - a x) only when a has more rows than columns (m > n) and full column rank
+# (rank n); otherwise an empty array. For m <= n the shapes decide (always empty) and
+# the call is captured whole. For m > n only the rank, a value, decides the residuals'
+# length (k or 0), which no graph can know: called on arrays (or CuPy arrays) the
+# composite reads the rank and gives NumPy's shape; called on graph nodes or tensors it
+# raises NotImplementedError, which the frontend makes a graph break saying so.
+def _lstsq_sizes(a, b) -> tuple:
+    """(m, n, k, p): a is m x n, b has k columns (1 when a vector), p = min(m, n) singular values."""
+    sizes = (a.shape[0], a.shape[1], 1 if b.ndim == 1 else b.shape[1])
+    if not all(isinstance(size, int) for size in sizes + (b.shape[0],)):
+        raise NotImplementedError("lstsq needs static matrix sizes")
+    m, n, k = sizes
+    return m, n, k, min(m, n)
+
+
+def _lstsq_packed_meta(a: TensorMeta, b: TensorMeta, rcond=None) -> TensorMeta:
+    """NumPy's checks: a a matrix and b a vector or a matrix (no stacks), as many rows."""
+    for matrix in (a, b if b.ndim != 1 else a):
+        if matrix.ndim != 2:
+            raise np.linalg.LinAlgError(f"{matrix.ndim}-dimensional array given. Array must be two-dimensional")
+    if a.shape[0] != b.shape[0]:
+        raise np.linalg.LinAlgError("Incompatible dimensions")
+    m, n, k, p = _lstsq_sizes(a, b)
+    dtype = np.linalg.lstsq(np.eye(1, dtype=a.dtype), np.ones(1, dtype=b.dtype))[0].dtype
+    return TensorMeta((n + 3, max(k, p, 1)), dtype, device_of(a, b))
+
+
+def _real_part(x):
+    return op.real(x) if np.dtype(x.dtype).kind == "c" else x
+
+
+def _lstsq_parts(packed, a, b) -> tuple:
+    """(x as columns, the residuals' row, the singular values, the rank) of a packed lstsq."""
+    m, n, k, p = _lstsq_sizes(a, b)
+    return (op.getitem(packed, (slice(0, n), slice(0, k))), _real_part(op.getitem(packed, (n, slice(0, k)))),
+            _real_part(op.getitem(packed, (n + 1, slice(0, p)))), _real_part(op.getitem(packed, (n + 2, 0))))
+
+
+def _gradient_of(value, grad):
+    """input_grad, keeping the real part of a complex gradient of a real input."""
+    if is_differentiable(value) and np.dtype(value.dtype).kind != "c":
+        grad = _real_part(grad)
+    return input_grad(value, grad)
+
+
+def _lstsq_vjp(grad, out, a, b, rcond=None):
+    """Where a has full column rank (m >= n; torch.linalg.lstsq's gradient there): with
+    x = (a^H a)^-1 a^H b, r = b - a x and z = (a^H a)^-1 gX, gb = a z and ga = r z^H -
+    a z x^H; each residual sum |r_j|^2 adds 2 r_j g_j to gb and -2 r_j g_j x_j^H to ga
+    (a x_j is closest to b_j: x's own change adds nothing); the singular values add
+    U diag(gS) V^H, as svd's derivative does; the rank is piecewise constant."""
+    if not (is_differentiable(a) or is_differentiable(b)):
+        return None, None
+    m, n, k, p = _lstsq_sizes(a, b)
+    if m < n:
+        raise NotImplementedError("the gradient of lstsq is computed where a has full column rank (m >= n)")
+    x, _, _, _ = _lstsq_parts(out, a, b)
+    grad_x, grad_residuals, grad_values, _ = _lstsq_parts(grad, a, b)
+    columns = op.reshape(b, (m, 1)) if b.ndim == 1 else b
+    residual = op.subtract(columns, op.matmul(a, x))
+    z = op.solve(op.matmul(adjoint(a), a), grad_x)
+    grad_b, grad_a = op.matmul(a, z), op.subtract(op.matmul(residual, adjoint(z)), op.matmul(op.matmul(a, z), adjoint(x)))
+    if m > n:
+        weighted = op.multiply(residual, op.multiply(op.expand_dims(grad_residuals, 0), 2.0))
+        grad_b = op.add(grad_b, weighted)
+        grad_a = op.subtract(grad_a, op.matmul(weighted, adjoint(x)))
+    u, _, vh = op.svd(a, full_matrices=False)
+    grad_a = op.add(grad_a, op.matmul(op.multiply(u, op.expand_dims(grad_values, 0)), vh))
+    if b.ndim == 1:
+        grad_b = op.reshape(grad_b, (m,))
+    return _gradient_of(a, grad_a), _gradient_of(b, grad_b)
+
+
+@primitive("lstsq_packed", category="other", meta=_lstsq_packed_meta, vjp=_lstsq_vjp)
+def lstsq_packed(xp, a, b, rcond=None):
+    """numpy.linalg.lstsq's results from one LAPACK call (gelsd), as rows of one array in
+    the solution's dtype: x (n rows of k), the residuals (zeros where NumPy gives none),
+    the singular values, the rank; each row padded with zeros."""
+    x, residuals, rank, values = xp.linalg.lstsq(a, b, rcond=rcond)
+    n, k, p = a.shape[1], 1 if b.ndim == 1 else b.shape[1], min(a.shape)
+    packed = xp.zeros((n + 3, max(k, p, 1)), dtype=x.dtype)
+    packed[:n, :k] = x.reshape(n, k)
+    packed[n, :residuals.shape[0]] = residuals
+    packed[n + 1, :p] = values
+    packed[n + 2, 0] = rank
+    return packed
+
+
+@composite("lstsq")
+def lstsq(a, b, rcond=None):
+    """numpy.linalg.lstsq: (x, residuals, rank, singular values) as a tuple, the rank an
+    int32 scalar; the residuals' length as NumPy gives it (NOTE(lstsq-residuals))."""
+    packed = op.lstsq_packed(a, b, rcond)
+    m, n, k, p = _lstsq_sizes(a, b)
+    x, residuals, values, rank = _lstsq_parts(packed, a, b)
+    rank = op.astype(rank, np.int32)
+    if b.ndim == 1:
+        x = op.reshape(x, (n,))
+    if m > n:
+        if hasattr(type(rank), "__pyjit_dispatch__"):
+            raise NotImplementedError("with more rows than columns, the length of its residuals depends on the "
+                                      "rank the values give (NOTE(lstsq-residuals))")
+        full_rank = int(rank) == n
+    else:
+        full_rank = False
+    return x, (residuals if full_rank else op.getitem(residuals, slice(0, 0))), rank, values
 
 
 # -- norm (a decomposition) ---------------------------------------------------------------

@@ -8,11 +8,12 @@ NumPy's bit for bit:
   * modf(x) is (copysign(x - trunc(x), x), trunc(x)) in modf's float dtype: x - trunc(x)
     is exact, copysign gives -0.0 the fraction of a negative whole number, and an
     infinity's fraction is a zero of its sign, as the C library's modf gives;
-  * frexp(x) is (frexp_mantissa(x), frexp_exponent(x)), NumPy's frexp each.
-`ldexp`, `frexp_mantissa` and `frexp_exponent` run NumPy's (CuPy's) ufuncs unfused
-(category "other": the scalar formula language has no integer exponent argument). The
-derivatives: 1 for the fraction, 2**-e for the mantissa (ldexp of the gradient) between
-the points where they jump, 0 for the whole and floor parts.
+  * frexp(x) is (ldexp(x, -e), e) with e = frexp_exponent(x): scaling by a power of two
+    is exact, and the zeros, infinities and NaNs have exponent 0 and keep their value.
+`ldexp` and `frexp_exponent` run NumPy's (CuPy's) ufuncs unfused (category "other":
+the scalar formula language has no integer exponent argument). The derivatives come
+from the primitives: 1 for the fraction and the mantissa's 2**-e between the points
+where they jump, 0 for the whole and floor parts.
 """
 
 from __future__ import annotations
@@ -36,29 +37,14 @@ def ldexp(xp, x1, x2):
     return xp.ldexp(x1, x2)
 
 
-def _frexp_meta(part: int):
-    def meta(x: TensorMeta) -> TensorMeta:
-        dtypes = np.frexp.resolve_dtypes((x.dtype, None, None))  # TypeError where frexp has no loop (complex)
-        return TensorMeta(x.shape, dtypes[1 + part], x.device)
-    return meta
+def _frexp_exponent_meta(x: TensorMeta) -> TensorMeta:
+    np.frexp.resolve_dtypes((x.dtype, None, None))  # TypeError where frexp has no loop (complex)
+    return TensorMeta(x.shape, np.dtype(np.int32), x.device)
 
 
-def _frexp_mantissa_vjp(grad, out, x):
-    """mantissa = x * 2**-exponent, the exponent constant between powers of two."""
-    if not is_differentiable(x):
-        return (None,)
-    return (input_grad(x, op.ldexp(grad, op.negative(op.frexp_exponent(x)))),)
-
-
-@primitive("frexp_mantissa", category="other", meta=_frexp_meta(0), vjp=_frexp_mantissa_vjp)
-def frexp_mantissa(xp, x):
-    """The mantissa numpy.frexp gives: x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1."""
-    return xp.frexp(x)[0]
-
-
-@primitive("frexp_exponent", category="other", meta=_frexp_meta(1))
+@primitive("frexp_exponent", category="other", meta=_frexp_exponent_meta)
 def frexp_exponent(xp, x):
-    """The exponent numpy.frexp gives (int32)."""
+    """The exponent numpy.frexp gives: x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1."""
     return xp.frexp(x)[1]
 
 
@@ -72,7 +58,8 @@ def _in_float_loop(ufunc: np.ufunc, x):
 def frexp(x):
     """numpy.frexp: (mantissa, exponent) as a tuple (NOTE(two-result-ufuncs))."""
     x = _in_float_loop(np.frexp, x)
-    return op.frexp_mantissa(x), op.frexp_exponent(x)
+    exponent = op.frexp_exponent(x)
+    return op.ldexp(x, op.negative(exponent)), exponent
 
 
 @composite("modf")

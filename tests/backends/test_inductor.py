@@ -532,3 +532,42 @@ def test_autotuned_epilogues_get_buffers_of_their_own(rng):
     (compiled,) = compile_graphs([(graph_module, [x, w, b])], autotune=True)
     np.testing.assert_allclose(compiled(x, w, b), np.exp(x @ w + b), rtol=1e-5)
     assert compiled.allocations == 1
+
+
+# -- 0-d results: NumPy scalars where NumPy gives them (NOTE(glue), step 4) ---------------
+def _determinant_twice(a):
+    d = np.linalg.det(a)  # an unfused op's scalar that a kernel reads
+    return d, d * 2
+
+
+def _frexp_of_a_sum(a):
+    mantissa, exponent = np.frexp(a.sum())
+    return mantissa, exponent, exponent + 1
+
+
+def _scaled_inverse(a):
+    total = a.sum()  # a kernel's scalar, read by an unfused op
+    return total, np.linalg.inv(a) * total, np.linalg.det(a * total)
+
+
+def _signed_determinant(a):
+    sign, logarithm = np.linalg.slogdet(a)
+    return sign, logarithm, sign * np.exp(logarithm)
+
+
+def _where_of_scalars(a):
+    d = np.linalg.det(a)
+    chosen = np.where(d > 0, d, 0.0)  # np.where makes a 0-d array, which a kernel reads
+    return chosen, chosen + 1, d
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("program", [_determinant_twice, _frexp_of_a_sum, _scaled_inverse, _signed_determinant,
+                                     _where_of_scalars])
+def test_each_0d_result_is_a_scalar_or_an_array_as_numpy_gives_it(backend, program):
+    a = np.array([[2.0, 1.0, 0.5], [0.25, 3.0, 1.0], [1.0, 0.5, 4.0]])
+    expected = program(a)
+    results = pyjit.compile(program, backend=backend)(a)
+    assert [type(result) for result in results] == [type(value) for value in expected]
+    for result, value in zip(results, expected):
+        np.testing.assert_allclose(result, value, rtol=1e-12)

@@ -246,9 +246,33 @@ def test_creation_from_shapes_runs_in_one_graph(jit, backend, dynamic):
     assert counters["stats"]["unique_graphs"] == (1 if dynamic else 2)
 
 
+def spaced(x):
+    samples, step = np.linspace(0.0, 1.0, x.shape[0], retstep=True)
+    between, steps = np.linspace(x[0], x, 4, endpoint=False, retstep=True)
+    counts, unit = np.linspace(0, 10, 5, dtype=np.int32, retstep=True)
+    return samples * x + step, step, between, steps, counts, unit, np.linspace(0, 1, 1, retstep=True)[1]
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_linspace_with_retstep_gives_the_samples_and_numpys_step_in_one_graph(jit, backend, dynamic):
+    """NOTE(linspace-retstep): the step a NumPy scalar between scalars, an array between arrays."""
+    compiled = jit(spaced, backend=backend, fullgraph=True, dynamic=dynamic)
+    for size in (5, 7):
+        x = np.random.default_rng(3).standard_normal(size)
+        got, want = compiled(x), spaced(x)
+        assert [type(value) for value in got] == [type(value) for value in want]
+        for one, other in zip(got, want):
+            np.testing.assert_allclose(one, other, rtol=1e-15)
+            assert np.asarray(one).dtype == np.asarray(other).dtype
+
+
 class _Capture:
+    """A tracer whose frame has no argument left to read."""
+
     def __init__(self, *devices):
-        self.capture = self
+        self.capture = self.root = self
+        self.arguments, self.locals = {}, {}
         self.inputs = [(None, None, Graph().placeholder(f"x{index}", TensorMeta((2,), np.float32, device)))
                        for index, device in enumerate(devices)]
 
@@ -267,11 +291,43 @@ def test_creation_ops_follow_the_device_of_the_frames_inputs(devices, chosen):
     assert _with_input_device(tracer, REGISTRY["triu"], (ConstantValue(3),), {}) == {}
 
 
+class _StandInCupyArray:
+    """What the frontend sees of a cupy.ndarray's type (its name and module): no values."""
+
+
+_StandInCupyArray.__name__, _StandInCupyArray.__module__ = "ndarray", "cupy._core.core"
+
+
+class _Frame:
+    """A tracer whose frame has arguments x, y, n and z, none read yet."""
+
+    def __init__(self, *arguments):
+        self.capture = self.root = self.frame = self
+        self.args, self.arguments, self.locals, self.read = list(arguments), {"x": 0, "y": 1, "n": 2, "z": 3}, {}, []
+
+    def load_local(self, name):
+        self.read.append(name)
+
+
+@pytest.mark.parametrize("first", [np.ones(2), _StandInCupyArray()])
+def test_a_creation_call_reads_the_frames_array_arguments_first_where_one_is_a_cupy_array(first):
+    """NOTE(devices-follow-inputs): `grid = np.arange(n)` before `x` is read still follows
+    x's device; a frame of NumPy arrays is read as the code reads it (no input added)."""
+    from pyjit.frontend.array_calls import _read_array_arguments
+
+    tracer = _Frame(first, np.ones(3), 4, _StandInCupyArray() if type(first) is np.ndarray else None)
+    _read_array_arguments(tracer)
+    assert tracer.read == ["x", "y", "z"] if type(first) is np.ndarray else ["x", "y"]
+    numpy_only = _Frame(np.ones(2), np.ones(3), 4, None)
+    _read_array_arguments(numpy_only)
+    assert numpy_only.read == []
+
+
 # Every entry that makes an array from constants alone (NOTE(creation-device)), with a
 # call NumPy accepts: a new entry with a device parameter needs a row here.
 _CREATION_CALLS = {"arange": (3,), "zeros": (3,), "ones": ((2, 3),), "empty": (0,), "full": (3, 1.5),
                    "eye": (3,), "identity": (2,), "tri": (3,), "linspace": (0, 1, 5), "logspace": (0, 1, 5),
-                   "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
+                   "linspace_step": (0, 1, 5), "indices": ((2, 3),), "fftfreq": (8,), "rfftfreq": (8, 0.5), "hanning": (5,), "hamming": (5,),
                    "blackman": (5,), "bartlett": (5,), "kaiser": (5, 2.0)}
 
 
@@ -364,6 +420,28 @@ def test_add_at_adds_in_place_with_repeated_indices_in_one_graph(jit, backend):
     compiled = jit(scatter_adds, backend=backend, fullgraph=True)
     np.testing.assert_array_equal(compiled(got_totals, index, weights), scatter_adds(want_totals, index, weights))
     np.testing.assert_array_equal(got_totals, want_totals)
+
+
+def scatter_updates(peaks, lows, index, values):
+    np.maximum.at(peaks, index, values)  # repeated indices apply one after the other
+    np.minimum.at(lows, index, values)
+    spent = np.full(peaks.shape[0], 10.0)
+    np.subtract.at(spent, index, values)
+    scaled = np.ones(peaks.shape[0])
+    np.multiply.at(scaled, index, 2)
+    return spent, scaled
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_subtract_multiply_maximum_and_minimum_at_update_in_place_in_one_graph(jit, backend):
+    """NOTE(ufunc-at)."""
+    index, values = np.array([0, 2, 2, 4, 0, 2]), np.array([0.5, -1.0, 3.0, 2.0, 1.5, 0.25])
+    want, got = (np.zeros(5), np.zeros(5)), (np.zeros(5), np.zeros(5))
+    compiled = jit(scatter_updates, backend=backend, fullgraph=True)
+    for one, other in zip(compiled(*got, index, values), scatter_updates(*want, index, values)):
+        np.testing.assert_array_equal(one, other)
+    for one, other in zip(got, want):
+        np.testing.assert_array_equal(one, other)
 
 
 def test_a_ufunc_method_without_a_registry_op_breaks_with_a_plain_reason(jit):

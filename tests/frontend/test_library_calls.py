@@ -37,6 +37,11 @@ def eigen(a):
     return values, np.abs(vectors), np.linalg.eigvalsh(a), q @ r, np.linalg.qr(a, "r"), (u * s) @ vh, np.linalg.svdvals(a)
 
 
+def least_squares(a, b):
+    x, residuals, rank, values = np.linalg.lstsq(a[:3], b[:3], rcond=None)  # wide: no residuals
+    return x * 2, residuals, rank + 1, values, np.linalg.lstsq(a, np.stack([b, b], 1))[0]
+
+
 def spectrum(x):
     half = np.fft.rfft(x)
     return np.fft.irfft(half * np.conj(half), n=x.shape[0]), np.abs(np.fft.ifft(np.fft.fft(x))), np.fft.fft2(
@@ -88,7 +93,7 @@ def products(a, b):
 CASES = {
     "linalg.solve": (solve, (MATRIX, VECTOR)), "linalg.cholesky": (cholesky_solve, (SPD, VECTOR)),
     "linalg.inv-det-norm": (inverse_and_determinant, (MATRIX,)), "linalg.eigh-qr-svd": (eigen, (SPD,)),
-    "linalg.slogdet-nanargmax": (log_determinant, (MATRIX,)), "fft": (spectrum, (SIGNAL,)),
+    "linalg.slogdet-nanargmax": (log_determinant, (MATRIX,)), "linalg.lstsq": (least_squares, (MATRIX, VECTOR)), "fft": (spectrum, (SIGNAL,)),
     "cov-corrcoef-average": (covariance, (DATA,)), "histogram": (histogram, (SIGNAL,)),
     "nan-reductions": (nan_statistics, (NANS,)), "median-percentile-quantile-ptp": (order_statistics, (DATA,)),
     "diff-count_nonzero": (differences, (DATA,)), "searchsorted-partition": (searching, (DATA,)),
@@ -133,6 +138,26 @@ def test_a_linalg_function_whose_name_numpy_uses_for_another_is_not_mistaken_for
 
     x = np.arange(24.0).reshape(2, 3, 4)
     np.testing.assert_array_equal(jit(diagonal)(x), diagonal(x))
+
+
+def test_lstsq_of_a_tall_matrix_is_a_break_saying_that_the_rank_decides_the_residuals(jit):
+    """NOTE(lstsq-residuals): full column rank gives one residual per column, a lower rank none."""
+    def fitted(a, b):
+        x, residuals, rank, values = np.linalg.lstsq(a, b, rcond=None)
+        return x, residuals * 2, rank, values
+
+    tall = np.concatenate([MATRIX, MATRIX[:2]])[:, :3]
+    deficient = tall.copy()
+    deficient[:, 2] = deficient[:, 1]
+    b = np.arange(6.0)
+    (reason,) = pyjit.explain(fitted)(tall, b).break_reasons
+    assert "the length of its residuals depends on the rank the values give" in reason.explanation
+    compiled = jit(fitted)
+    for a in (tall, deficient):
+        got, want = compiled(a, b), fitted(a, b)
+        assert [type(value) for value in got] == [type(value) for value in want]
+        assert_same(got, want)
+    assert compiled(deficient, b)[1].shape == (0,) and compiled(tall, b)[1].shape == (1,)
 
 
 def test_bincount_is_a_break_with_its_reason_where_the_values_decide_its_length():

@@ -172,3 +172,15 @@ def test_autotuning_choices_are_kept_on_disk(cupy, tmp_path):
         pyjit.compile(softmax, mode="max-autotune-no-cudagraphs")(x)
         assert counters["inductor"].get("autotuned", 0) == 0  # NOTE(cuda-autotune): read from disk
     assert list((tmp_path / "cuda" / "autotune").iterdir())
+
+
+def test_a_creation_call_before_the_cupy_input_is_read_makes_a_cupy_array(cupy):
+    """NOTE(devices-follow-inputs): the frame's CuPy arguments decide, read or not yet."""
+    def grid_first(x):
+        grid = np.arange(4.0)
+        return grid * x
+
+    x = cupy.arange(4.0)
+    got = pyjit.compile(grid_first, fullgraph=True)(x)
+    assert isinstance(got, cupy.ndarray)
+    assert_close(got, cupy.arange(4.0) * x, rtol=0)

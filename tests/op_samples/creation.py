@@ -42,6 +42,10 @@ SAMPLES = {
 }
 
 
+def linspace_step_reference(start, stop, num=50, endpoint=True):
+    return np.linspace(start, stop, num, endpoint, retstep=True)[1]
+
+
 def filled_rows(*fill):
     """Rows zeros, ones and empty share (after the fill value, for full): shapes as an
     int, a tuple, a list, with a zero size; dtypes; order; the errors of bad shapes."""
@@ -66,6 +70,17 @@ SAMPLES.update({
     "identity": [S(3), S(2, dtype=np.float32), S(0, dtype=bool), S(-2, raises=ValueError)],
     "tri": [S(3), S(2, 4), S(4, 3, -1), S(3, k=1, dtype=np.int64), S(0, 2), S(-1), S(2, -3),
             S(2, k="a", raises=TypeError)],
+    "linspace_step": [S(0, 1, 5, reference=linspace_step_reference), S(2.0, -1, 4, False, reference=linspace_step_reference),
+                      S(np.float32(0), np.float32(1), 3, reference=linspace_step_reference),
+                      S(1j, 2, 3, reference=linspace_step_reference), S(0, 1, 1, reference=linspace_step_reference),
+                      S(0, 1, 0, False, reference=linspace_step_reference),
+                      S(A((3,)), A((3,)), 5, reference=linspace_step_reference),
+                      S(A((2, 3)), A((3,)), 4, False, reference=linspace_step_reference),
+                      S(A((3,), "float32"), A((3,), "float32"), 4, reference=linspace_step_reference),
+                      S(A((2,), "int32", 0, 9), 10, 3, reference=linspace_step_reference),
+                      S(A((0, 2)), 1.0, 3, reference=linspace_step_reference),
+                      S(0, 1, -1, raises=ValueError, reference=linspace_step_reference),
+                      S(A((2,)), A((3,)), 3, raises=ValueError, reference=linspace_step_reference)],
     "linspace": [S(0, 1), S(0, 1, 5), S(2.0, -1, 4, endpoint=False), S(0, 10, 6, dtype=np.int32),
                  S(np.float32(0), np.float32(1), 3), S(1j, 2, 3), S(0, 1, 0), S(0, 1, 1), S(0, 1, 3, axis=-1),
                  S(0, 1, -1, raises=ValueError), S(0, 1, 2.5, raises=TypeError),

@@ -80,6 +80,35 @@ def index_add_samples():
             row(A((5,)), slice(None, None, 0), 1.0, raises=ValueError)]
 
 
+def ufunc_at_reference(x, index, values, ufunc):
+    result = x.copy()
+    getattr(np, ufunc).at(result, index, values)
+    return result
+
+
+def ufunc_at_samples():
+    """Each ufunc with repeated indices (ties of maximum and minimum too: rounded values),
+    index arrays, slices, scalars, integers and float32; NumPy's errors (a boolean
+    subtract, values of the wrong shape, an index out of range). multiply's values are
+    integers: their derivative is not computed (NOTE(ufunc-at))."""
+    def row(*args, **kwargs):
+        return S(*args, reference=ufunc_at_reference, **kwargs)
+
+    rows = []
+    for ufunc in ("subtract", "maximum", "minimum"):
+        rows += [row(A((5,)), [0, 2, 2], A((3,)), ufunc), row(A((4, 3)), (A((2,), "int64", 0, 4), slice(None)),
+                                                                A((3,)), ufunc),
+                 row(np.array([1.0, 2.0, 2.0]), [1, 1, 2], np.array([2.0, 0.5, 2.0]), ufunc),
+                 row(A((4, 3), "float32"), [1, 1], 0.5, ufunc), row(A((4,), "int64", -5, 5), slice(None), 3, ufunc),
+                 row(A((0, 3)), slice(None), 1.0, ufunc), row(A((4, 3)), [0, 1], A((2,)), ufunc, raises=ValueError),
+                 row(A((5,)), [0, 7], 1.0, ufunc, raises=IndexError)]
+    return rows + [row(A((5,)), [0, 2, 2], A((3,), "int64", -3, 3), "multiply"),
+                   row(A((4, 3)), (slice(1, None), 0), 2, "multiply"),
+                   row(A((4,), "int32", -5, 5), [3, 3], A((2,), "int32", -3, 3), "multiply"),
+                   row(A((3,), "bool"), [0], A((1,), "bool"), "maximum"),
+                   row(A((3,), "bool"), [0], A((1,), "bool"), "subtract", raises=TypeError)]
+
+
 def repeat_samples():
     """One count (broadcast) or a count per element, flattened or along an axis; NumPy's
     errors for negative counts, counts of the wrong length, an axis out of range."""
@@ -95,6 +124,7 @@ SAMPLES = {
     "repeat": repeat_samples(),
     "index": index_samples(),
     "index_add": index_add_samples(),
+    "ufunc_at": ufunc_at_samples(),
     "index_put": index_put_samples(),
     "take": [S(A((4, 5)), A((3,), "int64", -20, 20)), S(A((4, 5)), [0, 3, 3], axis=0),
              S(A((4, 5)), A((2, 2), "int32", -5, 5), axis=1), S(A((4, 5)), 2, axis=-1), S(A((4, 5)), 7),

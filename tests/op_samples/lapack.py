@@ -195,3 +195,70 @@ SAMPLES.update({"svd_packed": svd_samples(svd_packed_reference),
                 "svd": [*svd_samples(svd_reference), S(A((4, 3)), compute_uv=False, reference=svd_reference)],
                 "svdvals": [S(A((4, 3)), **SVDVALS), S(A((2, 3, 5), "float32"), reference=np.linalg.svdvals, rtol=1e-5),
                             S(A((3, 3), "complex128"), **SVDVALS), S(A((3,)), raises=LinAlgError)]})
+
+
+def lstsq_reference(a, b, rcond=None):
+    return tuple(np.linalg.lstsq(a, b, rcond=rcond))
+
+
+def lstsq_packed_reference(a, b, rcond=None):
+    x, residuals, rank, values = np.linalg.lstsq(a, b, rcond=rcond)
+    n, k = a.shape[1], 1 if b.ndim == 1 else b.shape[1]
+    packed = np.zeros((n + 3, max(k, min(a.shape), 1)), x.dtype)
+    packed[:n, :k], packed[n, :len(residuals)], packed[n + 1, :len(values)] = x.reshape(n, k), residuals, values
+    packed[n + 2, 0] = rank
+    return packed
+
+
+def rank_deficient(rows: int, columns: int, dtype: str = "int64") -> np.ndarray:
+    """A matrix whose last two columns are equal (integers: no derivative to check)."""
+    matrix = np.arange(rows * columns).reshape(rows, columns) % 5 + np.eye(rows, columns, dtype=np.int64)
+    matrix[:, -1] = matrix[:, -2]
+    return matrix.astype(dtype)
+
+
+def lstsq_errors(reference):
+    """NumPy's: a must be one matrix (no stacks), b a vector or a matrix of as many rows;
+    float16 is refused."""
+    return [S(A((2, 3, 2)), A((3,)), raises=LinAlgError, reference=reference),
+            S(A((3,)), A((3,)), raises=LinAlgError, reference=reference),
+            S(A((3, 2)), A((2,)), raises=LinAlgError, reference=reference),
+            S(A((3, 2)), A((3, 2, 1)), raises=LinAlgError, reference=reference),
+            S(A((3, 2)), np.array(1.0), raises=LinAlgError, reference=reference),
+            S(A((2, 2), "float16"), A((2,), "float16"), raises=TypeError, reference=reference)]
+
+
+def lstsq_samples(reference):
+    """Square and wide matrices, whose residuals are always empty (NOTE(lstsq-residuals)):
+    vectors and matrices of right-hand sides, float32, integers, complex, a rank-deficient
+    matrix and rcond cutting a small singular value, empty matrices and right-hand sides,
+    a Fortran-ordered matrix."""
+    return [S(conditioned(3), A((3,)), reference=reference), S(conditioned(3), A((3, 2)), reference=reference),
+            S(A((2, 4), "int64", -3, 3), A((2,), "int8", -3, 3), reference=reference),
+            S(A((2, 4), "float32"), A((2, 3), "float32"), reference=reference, rtol=1e-5),
+            S(A((2, 3), "complex128"), A((2,), "float32"), reference=reference),
+            S(rank_deficient(3, 3), A((3,), "int32", -3, 3), reference=reference),
+            S(np.diag([4.0, 1.0, 2.0]), A((3,)), 0.3, reference=reference),
+            S(conditioned(3), A((3,)), -1, reference=reference),
+            S(A((0, 3)), A((0, 2)), reference=reference), S(A((2, 3)), A((2, 0)), reference=reference),
+            S(A((0, 0)), A((0,)), reference=reference),
+            S(np.asfortranarray(conditioned(3)), A((3, 2), layout="strided"), reference=reference),
+            *lstsq_errors(reference)]
+
+
+SAMPLES.update({
+    "lstsq": lstsq_samples(lstsq_reference),
+    # Tall matrices too: the packed rows hold the residuals, and where a has full column
+    # rank their derivative and the solution's are checked (a wide float matrix has none).
+    "lstsq_packed": [
+        S(A((5, 3)), A((5,)), reference=lstsq_packed_reference),
+        S(A((4, 2)), A((4, 3)), reference=lstsq_packed_reference),
+        S(conditioned(3), A((3, 2)), reference=lstsq_packed_reference),
+        S(A((5, 2), "float32"), A((5,), "float32"), reference=lstsq_packed_reference, rtol=1e-5),
+        S(A((4, 2), "complex128"), A((4, 2), "complex128"), reference=lstsq_packed_reference),
+        S(rank_deficient(5, 3), A((5,), "int32", -3, 3), reference=lstsq_packed_reference),
+        S(A((2, 4), "int64", -3, 3), A((2,), "int64", -3, 3), reference=lstsq_packed_reference),
+        S(A((3, 0)), A((3, 2)), reference=lstsq_packed_reference),
+        S(A((0, 3)), A((0,)), reference=lstsq_packed_reference),
+        *lstsq_errors(lstsq_packed_reference)],
+})

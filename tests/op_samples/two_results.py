@@ -27,8 +27,6 @@ SAMPLES = {
         S(A((2,)), A((3,), **POSITIVE), raises=ValueError), S(np.array([1j]), 2.0, raises=TypeError)],
     "modf": float_part_rows(),
     "frexp": float_part_rows(),
-    "frexp_mantissa": [S(*sample.args, raises=sample.raises, reference=lambda x: np.frexp(x)[0])
-                       for sample in float_part_rows()],
     "frexp_exponent": [S(*sample.args, raises=sample.raises, reference=lambda x: np.frexp(x)[1])
                        for sample in float_part_rows()],
     "ldexp": [

@@ -46,7 +46,8 @@ COMPLEX_CALLS = [("solve", [conditioned(3, dtype="complex128"), conditioned(3, d
                  ("cholesky", [positive_definite(3, dtype="complex128")]),
                  ("qr_packed", [conditioned(3, dtype="complex128")[:, :2].copy()]),
                  ("qr_packed", [conditioned(3, (2,), dtype="complex128")]),
-                 ("slogdet_packed", [conditioned(3, (2,), dtype="complex128")])]
+                 ("slogdet_packed", [conditioned(3, (2,), dtype="complex128")]),
+                 ("lstsq_packed", [conditioned(4, dtype="complex128")[:, :2].copy(), np.array([1.0 - 1j, 0.5j, 2.0, 1j])])]
 
 
 @pytest.mark.parametrize(("name", "args"), COMPLEX_CALLS, ids=[name for name, _ in COMPLEX_CALLS])
@@ -102,3 +103,45 @@ def test_complex_svd_vjp_matches_finite_differences_of_a_phase_free_loss(shape):
     cotangent = np.concatenate([grad_s, grad_u2.reshape(-1), grad_vh2.reshape(-1)])
     numeric = complex_numerical_vjp(loss_terms, [a], 0, cotangent)
     np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7)
+
+
+# -- lstsq (NOTE(lstsq-residuals)) ------------------------------------------------------------
+TALL = np.array([[2.0, 1.0, 0.5], [0.25, 3.0, 1.0], [1.0, 0.5, 4.0], [1.5, -1.0, 0.5], [0.5, 2.0, -1.0]])
+
+
+def rank_deficient_tall():
+    a = TALL.copy()
+    a[:, 2] = a[:, 1]
+    return a
+
+
+@pytest.mark.parametrize("a", [TALL, rank_deficient_tall()], ids=["full rank", "rank deficient"])
+@pytest.mark.parametrize("b", [np.arange(5.0), np.arange(10.0).reshape(5, 2)], ids=["vector", "matrix"])
+def test_lstsq_of_a_tall_matrix_on_arrays_gives_numpys_residuals_as_the_rank_decides(a, b):
+    got, want = REGISTRY["lstsq"](a, b), np.linalg.lstsq(a, b)
+    assert [type(value) for value in got] == [type(value) for value in want]
+    assert [np.shape(value) for value in got] == [np.shape(value) for value in want]
+    for one, other in zip(got, want):
+        np.testing.assert_array_equal(one, other)
+
+
+def test_lstsq_of_a_tall_matrix_in_a_graph_is_not_modelled():
+    """The residuals' length would be a value of the graph (NotImplementedError: a break for the frontend)."""
+    with pytest.raises(NotImplementedError, match="residuals depends on the rank"):
+        graph_of("lstsq", TALL, np.ones(5))
+
+
+def test_lstsq_solution_gradient_matches_torch():
+    """torch.linalg.lstsq's gradient of the solution for a full-column-rank matrix (its
+    default CPU driver computes no residuals), through the solution's rows of the pack."""
+    torch = pytest.importorskip("torch")
+    b = np.arange(10.0).reshape(5, 2) / 3
+    grad_x = np.array([[1.0, -0.5], [0.25, 2.0], [-1.0, 0.75]])
+    packed = REGISTRY["lstsq_packed"](TALL, b)
+    grad_packed = np.zeros_like(packed)
+    grad_packed[:3, :2] = grad_x
+    grad_a, grad_b = REGISTRY["lstsq_packed"].vjp(grad_packed, packed, TALL, b)
+    a_t, b_t = torch.tensor(TALL, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.linalg.lstsq(a_t, b_t).solution.backward(torch.tensor(grad_x))
+    np.testing.assert_allclose(grad_a, a_t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad_b, b_t.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -3,14 +3,16 @@ sample, the meta rule matches what NumPy returns, the result matches NumPy (or t
 reference), the printed graph re-executes to the same result, and the derivative matches
 central finite differences in float64."""
 
+import inspect
+
 import numpy as np
 import pytest
 from op_samples import A, all_samples
-from op_samples.finite_differences import as_float64, as_list, is_differentiable_sample
+from op_samples.finite_differences import array_leaves, as_float64, as_list, is_differentiable_sample
 
 from pyjit.autograd.finite_differences import numerical_vjp
 from pyjit.graph import Graph, GraphModule, TensorMeta, map_nodes
-from pyjit.ops import REGISTRY, Composite
+from pyjit.ops import REGISTRY, Composite, Op
 from pyjit.ops.registry import numpy_function
 
 SAMPLES = all_samples()
@@ -109,6 +111,16 @@ def test_meta_keeps_the_device_of_the_inputs(name, sample):
     metas = map_nodes(graph.output_node.args[0], lambda node: node.meta)
     for meta in metas if isinstance(metas, (list, tuple)) else [metas]:
         assert meta.device == "cuda:0"
+
+
+def test_every_op_that_makes_an_array_from_constants_takes_a_device():
+    """NOTE(creation-device): an op with a valid row that has no array argument makes its
+    array from constants, and only its `device` can put it on the inputs' GPU."""
+    from_constants = {name for name, sample in (case.values for case in VALID_CASES)
+                      if not list(array_leaves(sample.make()))}
+    assert from_constants and all(isinstance(REGISTRY[name], Op) for name in from_constants)
+    assert sorted(name for name in from_constants
+                  if "device" not in inspect.signature(REGISTRY[name].impl).parameters) == []
 
 
 def test_meta_refuses_inputs_on_different_devices():
