@@ -32,12 +32,30 @@ the binary's real path, inode, size and mtime, and the CPU identity; a process t
 finds it (and the kernel) runs no subprocess at all. Upgrading the compiler changes
 the binary's identity, hence a new probe and new keys.
 
-Counters: counters["inductor"]["compiles"] (kernel compiles), ["disk_hits"] (libraries
-loaded from disk), ["compiler_probes"] (toolchain probes: --version plus trial
-compiles), and the remote cache's (NOTE(remote-cache)). With `config.trace_dir` set,
-each library this process loads is a `kernel` event (NOTE(trace)): its key, source,
-origin ("disk", "remote" or "compiled") and the seconds it took.
+NOTE(parallel-builds): `start(source)` compiles a library on a background thread (at
+most one compiler run per CPU at once, two on one CPU) while the caller goes on, and a
+later `load(source)` waits for it. On a cold cache a first call ran, one after another,
+the toolchain probe, the OpenMP team's library (pyjit/codegen/cpu/threads.py) and the
+graph's kernels, 0.05-0.5 s each on this 2-core machine, after tracing and scheduling.
+Now the inductor backend starts the team's library (`CpuTarget.prepare`: the probe too,
+on that thread) before it schedules a graph, and the CPU target starts the kernels'
+unit before it loads the team's library, so the three overlap scheduling and each
+other. Only files are made in the background: a library is opened by the thread that
+loads it (the team's library must be opened first, NOTE(stacked-team)), and a build's
+error is raised there. `start` reads $CC, $PATH and the config on the calling thread. Two
+threads loading one source wait for one build; different sources compile at the same
+time (no lock is held while the compiler runs). With a remote cache, `start` does
+nothing: the build lease is taken by `load`.
+
+Counters: counters["inductor"]["compiles"] (compiler runs, counted when their library
+is loaded, or fails to), ["disk_hits"] (libraries loaded from disk),
+["compiler_probes"] (toolchain probes: --version plus trial compiles), and the remote
+cache's (NOTE(remote-cache)). With `config.trace_dir` set, each library this process
+loads is a `kernel` event (NOTE(trace)): its key, source, origin ("disk", "remote" or
+"compiled") and the seconds it took (a background build's included).
 """
+
+from __future__ import annotations
 
 import hashlib
 import json
@@ -58,7 +76,7 @@ from pyjit.utils import counters
 from .. import cache, remote
 from ..target import BuildError, CompilerUnavailable
 
-__all__ = ["flags", "kernel_directories", "load", "reset"]
+__all__ = ["flags", "kernel_directories", "load", "reset", "start"]
 
 # -ffast-math would change NaN/Inf and rounding; -ffp-contract=off keeps a*b+c rounded
 # twice, as NumPy computes it. -fno-trapping-math changes no value (it lets GCC compute
@@ -97,6 +115,18 @@ void pyjit_probe(char *const *buffers, const int64_t *sizes) {
 """
 
 
+class _Setting(NamedTuple):
+    """What chooses the toolchain: $CC, $PATH and config.kernel_march, read by the
+    thread that asks for a library (a background build uses its caller's)."""
+    cc: str | None
+    path: str | None
+    march: str
+
+
+def _setting() -> _Setting:
+    return _Setting(os.environ.get("CC"), os.environ.get("PATH"), config.kernel_march)
+
+
 class _Toolchain(NamedTuple):
     command: tuple[str, ...]  # the resolved compiler, then any arguments $CC carries
     version: str
@@ -121,43 +151,158 @@ def _longest_body(source: str) -> int:
     return max(body.count(";\n") for body in source.split("\n}"))
 
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # the tables below; held while a library is opened, never while one compiles
 _libraries: dict[tuple[str, str], _C.KernelLibrary] = {}
-_toolchains: dict[tuple[str | None, str | None, str], _Toolchain | str] = {}  # str: why unavailable
+_building: dict[tuple[str, str], _Build] = {}  # (directory, key) -> its build, started and not yet opened
+_toolchains: dict[_Setting, _Toolchain | str] = {}  # str: why unavailable
 _recorded: set[tuple[str, _Toolchain]] = set()  # directories known to hold a toolchain's record
+# Compiler runs at once: one per CPU, and two on one CPU (a library and the team's).
+_compilers = threading.BoundedSemaphore(max(2, os.cpu_count() or 1))
+
+
+def _forget_other_threads() -> None:
+    """In a forked child, which has only the thread that forked: the builds other threads
+    ran, and the locks they held, are not its own."""
+    global _lock, _compilers
+    _lock = threading.Lock()
+    _compilers = threading.BoundedSemaphore(max(2, os.cpu_count() or 1))
+    _building.clear()
+
+
+os.register_at_fork(after_in_child=_forget_other_threads)
 
 
 def load(source: str) -> _C.KernelLibrary:
-    """The shared library compiled from C `source` (see NOTE(kernel-cache)).
+    """The shared library compiled from C `source` (see NOTE(kernel-cache)); one that
+    `start` began is waited for.
 
     Raises CompilerUnavailable or BuildError."""
+    slot, found, new = _claim(source, kernel_directories(), _setting())
+    if new:
+        found.run()
+    return _finish(slot, found) if isinstance(found, _Build) else found
+
+
+def start(source: str) -> None:
+    """Begin compiling C `source` on a background thread, for a later `load` of it to
+    take (NOTE(parallel-builds)); nothing when its library is loaded, being built, or
+    when a remote cache is configured (its build lease is taken by `load`). A failed
+    build, or no compiler, raises at that `load`. The toolchain probe, on a cold cache,
+    runs on the background thread too."""
+    if config.remote_cache:
+        return
+    threading.Thread(target=_start, args=(source, kernel_directories(), _setting()), name="pyjit-build").start()
+
+
+def _start(source: str, directories: cache.Directories, setting: _Setting) -> None:
+    try:
+        _, found, new = _claim(source, directories, setting)
+    except Exception:  # the load that takes it meets the same error on its own thread
+        return
+    if new:
+        found.run()
+
+
+def _claim(source: str, directories: cache.Directories,
+           setting: _Setting) -> tuple[tuple[str, str], _C.KernelLibrary | _Build, bool]:
+    """(its slot, the library loaded or the build under way, whether that build is new
+    and the caller's to run)."""
     with _lock:
-        directories = kernel_directories()
-        directory = directories.write
-        toolchain = _toolchain(directories)
+        toolchain = _toolchain(directories, setting)
         key = _key(source, toolchain)
-        library = _libraries.get((directory, key))
-        if library is None:
-            started = time.perf_counter()
-            origin, library = _find(directories, key, source, toolchain)
-            _libraries[directory, key] = library
-            trace.emit("kernel", key=key, origin=origin, seconds=time.perf_counter() - started, source=source)
-        return library
+        slot = (directories.write, key)
+        found = _libraries.get(slot) or _building.get(slot)
+        if found is not None:
+            return slot, found, False
+        found = _building[slot] = _Build(directories, key, source, toolchain)
+        return slot, found, True
 
 
-def _find(directories: cache.Directories, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
-    """(where it came from, the library): the disk cache, the remote cache
-    (NOTE(remote-cache)), else the compiler, whose library is then shared."""
-    directory = directories.write
-    library = _load_cached(directories.read, key)
+class _Build:
+    """One library's file, found on disk or compiled into the disk cache by the thread
+    that `run`s it (NOTE(parallel-builds)); opened by `_finish`, on the loading thread."""
+
+    def __init__(self, directories: cache.Directories, key: str, source: str, toolchain: _Toolchain):
+        self.directories, self.key, self.source, self.toolchain = directories, key, source, toolchain
+        self.done = threading.Event()
+        self.origin: str | None = None  # "disk" (a trusted copy's path), "compiled" or "remote"
+        self.path: str | None = None
+        self.library: _C.KernelLibrary | None = None  # opened already (with a remote cache)
+        self.compiled = False  # the compiler ran (also when it failed)
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+
+    def run(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.path = _cached_path(self.directories.read, self.key)
+            if self.path is not None:
+                self.origin = "disk"
+            elif config.remote_cache:  # then only `load` runs it, on the loading thread
+                self.origin, self.library = _fetch_or_build(self.directories.write, self.key, self.source,
+                                                            self.toolchain)
+            else:
+                with _compilers:
+                    self.compiled = True
+                    self.path = _build(self.directories.write, self.key, self.source, self.toolchain)
+                self.origin = "compiled"
+        except BaseException as error:  # raised by the thread that loads it
+            self.error = error
+        finally:
+            self.seconds = time.perf_counter() - started
+            self.done.set()
+
+
+def _finish(slot: tuple[str, str], pending: _Build) -> _C.KernelLibrary:
+    """The library `pending` made, opened once for all threads waiting for it."""
+    pending.done.wait()
+    with _lock:
+        library = _libraries.get(slot)
+        if library is not None:
+            return library
+        if _building.get(slot) is pending:
+            del _building[slot]
+            if pending.compiled:
+                counters["inductor"]["compiles"] += 1
+        if pending.error is not None:
+            raise pending.error
+        started = time.perf_counter()
+        origin, library = _open_found(pending)
+        _libraries[slot] = library
+    trace.emit("kernel", key=pending.key, origin=origin, seconds=pending.seconds + time.perf_counter() - started,
+               source=pending.source)
+    return library
+
+
+def _open_found(pending: _Build) -> tuple[str, _C.KernelLibrary]:
+    """(where it came from, the library): the library `pending` opened, or the file it
+    compiled or found, else (a trusted copy that dlopen refuses) another copy or a new build."""
+    directories, key = pending.directories, pending.key
+    if pending.library is not None:
+        return pending.origin, pending.library
+    if pending.origin == "compiled":
+        return "compiled", _open_built(pending.path)
+    try:
+        library = _open(pending.path)
+    except OSError:
+        found_in = directories.read.index(os.path.dirname(pending.path))
+        library = _load_cached(directories.read[found_in + 1:], key)
+    else:
+        counters["inductor"]["disk_hits"] += 1
     if library is not None:
         return "disk", library
+    return _fetch_or_build(directories.write, key, pending.source, pending.toolchain)
+
+
+def _fetch_or_build(directory: str, key: str, source: str, toolchain: _Toolchain) -> tuple[str, _C.KernelLibrary]:
+    """The remote cache (NOTE(remote-cache)), else the compiler, whose library is then shared."""
     # A process missing this kernel at the same moment waits for this one (NOTE(build-lease)).
     with remote.build_lease(key) as shared:
         library = _adopt(directory, key, source, shared) if shared is not None else None
         if library is not None:
             return "remote", library
-        library = _build(directory, key, source, toolchain)
+        counters["inductor"]["compiles"] += 1
+        library = _open_built(_build(directory, key, source, toolchain))
         if config.remote_cache:
             with open(library.path, "rb") as file:
                 remote.store(key, file.read())
@@ -180,7 +325,7 @@ def flags(source: str = "") -> tuple[str, ...]:
     """The compiler command and flags this process compiles `source` with (for logs and
     docs); those of short sources when it is left out."""
     with _lock:
-        toolchain = _toolchain(kernel_directories())
+        toolchain = _toolchain(kernel_directories(), _setting())
     return (*toolchain.command, *toolchain.flags_for(source), *LIBRARIES)
 
 
@@ -189,10 +334,14 @@ def reset() -> None:
     cache stays, and so does the compiler found for the current $CC and $PATH (changing
     either makes the next load look again). The remote cache's connection is closed."""
     with _lock:
+        unfinished = list(_building.values())
+        _building.clear()
         _libraries.clear()
         cache.reset()
         _recorded.clear()
         remote.reset()
+    for pending in unfinished:  # none writes after this returns
+        pending.done.wait()
 
 
 # ---- the cache directory ----------------------------------------------------------
@@ -210,11 +359,21 @@ def _key(source: str, toolchain: _Toolchain) -> str:
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()
 
 
-def _load_cached(directories: tuple[str, ...], key: str) -> _C.KernelLibrary | None:
-    """The library of `key` from the first of `directories` with a trusted copy of it."""
+def _cached_path(directories: tuple[str, ...], key: str) -> str | None:
+    """The library file of `key` in the first of `directories` with a trusted copy of it."""
     for directory in directories:
         path = os.path.join(directory, f"{key}.so")
-        if cache.read_checked(path) is None:
+        if cache.read_checked(path) is not None:
+            return path
+    return None
+
+
+def _load_cached(directories: tuple[str, ...], key: str) -> _C.KernelLibrary | None:
+    """The library of `key` from the first of `directories` with a trusted copy of it
+    that dlopen takes."""
+    for directory in directories:
+        path = _cached_path((directory,), key)
+        if path is None:
             continue
         try:
             library = _open(path)
@@ -231,14 +390,14 @@ def _open(path: str) -> _C.KernelLibrary:
     return _C.KernelLibrary(path)
 
 
-def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.KernelLibrary:
+def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> str:
+    """Compile `source` into the disk cache (NOTE(kernel-cache) step 4): its library's path."""
     source_path = os.path.join(directory, f"{key}.c")
     library_path = os.path.join(directory, f"{key}.so")
     cache.write_atomic(source_path, source.encode())
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".so.tmp")
     os.close(fd)
     try:
-        counters["inductor"]["compiles"] += 1
         flags = toolchain.flags_for(source)
         result = _run_compiler(toolchain.command, flags, source_path, temporary)
         if result.returncode != 0:
@@ -254,10 +413,15 @@ def _build(directory: str, key: str, source: str, toolchain: _Toolchain) -> _C.K
     finally:
         cache.remove(temporary)
     cache.write_sidecar(library_path, digest)
+    return library_path
+
+
+def _open_built(library_path: str) -> _C.KernelLibrary:
     try:
         return _open(library_path)
     except OSError as error:
-        raise BuildError(f"the library built from {source_path} does not load: {error}") from None
+        raise BuildError(f"the library built from {library_path.removesuffix('.so')}.c does not load: "
+                         f"{error}") from None
 
 
 def _run_compiler(command, flags, source_path, output_path) -> subprocess.CompletedProcess:
@@ -270,18 +434,17 @@ def _run_compiler(command, flags, source_path, output_path) -> subprocess.Comple
 
 # ---- the toolchain ----------------------------------------------------------------
 
-def _toolchain(directories: cache.Directories) -> _Toolchain:
-    """The compiler for the current $CC, $PATH and config.kernel_march, found once per
+def _toolchain(directories: cache.Directories, setting: _Setting) -> _Toolchain:
+    """The compiler for `setting` ($CC, $PATH and config.kernel_march), found once per
     process; its record is kept in the directory written too, so later processes using
     it need no probe."""
-    environment = (os.environ.get("CC"), os.environ.get("PATH"), config.kernel_march)
     directory = directories.write
-    if environment not in _toolchains:
+    if setting not in _toolchains:
         try:
-            _toolchains[environment] = _find_toolchain(directories)
+            _toolchains[setting] = _find_toolchain(directories, setting)
         except CompilerUnavailable as error:
-            _toolchains[environment] = str(error)
-    found = _toolchains[environment]
+            _toolchains[setting] = str(error)
+    found = _toolchains[setting]
     if isinstance(found, str):
         raise CompilerUnavailable(found)
     if (directory, found) not in _recorded:
@@ -292,11 +455,11 @@ def _toolchain(directories: cache.Directories) -> _Toolchain:
     return found
 
 
-def _compiler_command() -> tuple[str, ...]:
-    words = shlex.split(os.environ.get("CC", ""))
+def _compiler_command(setting: _Setting) -> tuple[str, ...]:
+    words = shlex.split(setting.cc or "")
     candidates = ([words] if words else []) + [[name] for name in _COMPILER_NAMES]
     for program, *arguments in candidates:
-        path = shutil.which(program)
+        path = shutil.which(program, path=setting.path)
         if path:
             return (path, *arguments)
     tried = ", ".join(candidate[0] for candidate in candidates)
@@ -304,20 +467,21 @@ def _compiler_command() -> tuple[str, ...]:
                               f"($CC names the compiler to use)")
 
 
-def _find_toolchain(directories: cache.Directories) -> _Toolchain:
-    command = _compiler_command()
+def _find_toolchain(directories: cache.Directories, setting: _Setting) -> _Toolchain:
+    command = _compiler_command(setting)
     binary = os.path.realpath(command[0])
     info = os.stat(binary)
     cpu = _cpu_identity()
     # The flags we ask for are part of it: a record probed for other flags is stale.
     identity = json.dumps([_LAYOUT_VERSION, command, binary, info.st_ino, info.st_size,
-                           info.st_mtime_ns, cpu, _preferred_flags(), LONG_BODY_FLAGS])
+                           info.st_mtime_ns, cpu, _preferred_flags(setting.march), LONG_BODY_FLAGS])
     record_name = f"toolchain-{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
     records = (_read_record(os.path.join(directory, record_name), command) for directory in directories.read)
     record = next((found for found in records if found is not None), None)
     if record is None:
         counters["inductor"]["compiler_probes"] += 1
-        record = {"version": _compiler_version(command), "flags": _working_flags(command, directories.write),
+        record = {"version": _compiler_version(command),
+                  "flags": _working_flags(command, setting.march, directories.write),
                   "long_body_flags": _quietly_taken(command, LONG_BODY_FLAGS)}
     return _Toolchain(command, record["version"], tuple(record["flags"]), tuple(record["long_body_flags"]), cpu,
                       record_name)
@@ -357,23 +521,23 @@ def _compiler_version(command: tuple[str, ...]) -> str:
     return (result.stdout + result.stderr).strip()
 
 
-def _preferred_flags() -> tuple[str, ...]:
-    """PREFERRED_FLAGS, with -march=native replaced by config.kernel_march's target."""
-    march = f"-march={config.kernel_march}"
+def _preferred_flags(target: str) -> tuple[str, ...]:
+    """PREFERRED_FLAGS, with -march=native replaced by -march=`target` (config.kernel_march)."""
+    march = f"-march={target}"
     return tuple(march if flag == "-march=native" else flag for flag in PREFERRED_FLAGS)
 
 
-def _candidate_flags():
+def _candidate_flags(target: str):
     """The preferred flags, then without -march, then the same two with -fopenmp-simd
     for -fopenmp, then with neither OpenMP flag."""
-    march = f"-march={config.kernel_march}"
+    march = f"-march={target}"
     for openmp in ("-fopenmp", "-fopenmp-simd", None):
         for chosen_march in (march, None):
             chosen = {"-fopenmp": openmp, march: chosen_march}
-            yield tuple(flag for flag in (chosen.get(f, f) for f in _preferred_flags()) if flag)
+            yield tuple(flag for flag in (chosen.get(f, f) for f in _preferred_flags(target)) if flag)
 
 
-def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str, ...]:
+def _working_flags(command: tuple[str, ...], target: str, kernel_directory: str) -> tuple[str, ...]:
     """The first flag set that compiles, loads and runs the probe kernel. The probe is
     built where kernels are, so a file system that cannot map code shows up here."""
     with tempfile.TemporaryDirectory(dir=kernel_directory, prefix=".probe-") as directory:
@@ -381,7 +545,7 @@ def _working_flags(command: tuple[str, ...], kernel_directory: str) -> tuple[str
         with open(source_path, "w") as file:
             file.write(_PROBE_SOURCE)
         message = ""
-        for index, candidate in enumerate(_candidate_flags()):
+        for index, candidate in enumerate(_candidate_flags(target)):
             output_path = os.path.join(directory, f"probe{index}.so")
             result = _run_compiler(command, candidate, source_path, output_path)
             message = result.stderr.strip()

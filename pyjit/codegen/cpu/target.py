@@ -12,14 +12,23 @@ class CpuTarget(OnHost):
     lowers_half = False  # float16 nodes run eagerly (NOTE(half-lowering))
 
     @staticmethod
+    def prepare() -> None:
+        """The OpenMP team's library, and on a cold cache the compiler's probe, start on a
+        background thread (NOTE(parallel-builds))."""
+        threads.prepare()
+
+    @staticmethod
     def load(kernels: list, autotune: bool = False):
         """The kernels' library; with `autotune`, every variant of each, timed at its first
         call (NOTE(cpu-autotune)). NumPy's BLAS moves onto the kernels' threads first
-        (NOTE(blas-pool))."""
+        (NOTE(blas-pool)); the team's library is built while the kernels compile
+        (NOTE(parallel-builds))."""
+        unit = renderer.render_unit(kernels, variants=autotune)
+        build.start(unit)
         threads.share_with_blas()
+        library = build.load(unit)
         if not autotune:
-            return build.load(renderer.render_unit(kernels))
-        library = build.load(renderer.render_unit(kernels, variants=True))
+            return library
         return TunedLibrary(library, {kernel.name: tuple(renderer.kernel_variants(kernel)) for kernel in kernels})
 
     @staticmethod

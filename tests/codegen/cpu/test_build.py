@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,8 @@ from pyjit import config
 from pyjit.codegen.cpu import build
 from pyjit.exc import PyjitError
 from pyjit.utils import counters
+
+from compiler_wrappers import meeting_compiler
 
 if shutil.which("cc") is None and shutil.which("gcc") is None:
     pytest.skip("no C compiler", allow_module_level=True)
@@ -569,3 +572,73 @@ def test_a_long_chain_compiles_into_one_kernel_that_matches_numpy(use_cache):
     (source_path,) = Path(config.cache_dir, "kernels").glob("*.c")
     require_long_kernel_flags()
     assert "-fno-tree-pta" in build.flags(source_path.read_text())
+
+
+def test_started_sources_compile_at_the_same_time(use_cache, monkeypatch, tmp_path):
+    use_cache()
+    compiler, log = meeting_compiler(tmp_path, wanted=2)
+    monkeypatch.setenv("CC", str(compiler))
+    build.start(source(1))
+    build.start(source(2))
+    assert offset_of(build.load(source(2))) == 2.0 and offset_of(build.load(source(1))) == 1.0
+    assert log.read_text().split() == ["begin", "begin", "end", "end"]
+    assert inductor_counts()["compiles"] == 2 and inductor_counts()["disk_hits"] == 0
+
+
+def loads_on_threads(sources):
+    """build.load of each source on a thread of its own: what each returned or raised."""
+    results = [None] * len(sources)
+
+    def load(index):
+        try:
+            results[index] = build.load(sources[index])
+        except Exception as error:
+            results[index] = error
+
+    workers = [threading.Thread(target=load, args=(index,)) for index in range(len(sources))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    return results
+
+
+def test_threads_loading_different_sources_compile_them_at_the_same_time(use_cache, monkeypatch, tmp_path):
+    use_cache()
+    compiler, log = meeting_compiler(tmp_path, wanted=2)
+    monkeypatch.setenv("CC", str(compiler))
+    build.flags()  # the toolchain probe, before the threads
+    first, second = loads_on_threads([source(1), source(2)])
+    assert offset_of(first) == 1.0 and offset_of(second) == 2.0
+    assert log.read_text().split() == ["begin", "begin", "end", "end"]
+
+
+def test_threads_loading_one_source_share_one_compile(use_cache):
+    use_cache()
+    libraries = loads_on_threads([source(1)] * 4)
+    assert all(library is libraries[0] for library in libraries) and offset_of(libraries[0]) == 1.0
+    assert inductor_counts()["compiles"] == 1
+
+
+def test_a_failed_background_compile_raises_at_its_load_and_spares_the_others(use_cache):
+    kernels = use_cache()
+    broken = "void broken(void) { this is not C; }\n"
+    build.start(broken)
+    build.start(source(1))
+    with pytest.raises(build.BuildError, match=r"(?s)the C compiler failed on generated source .*error") as info:
+        build.load(broken)
+    assert str(kernels) in str(info.value)
+    assert offset_of(build.load(source(1))) == 1.0
+    with pytest.raises(build.BuildError):  # compiled again: a failure is not kept
+        build.load(broken)
+    assert inductor_counts()["compiles"] == 3
+    assert not [name for name in os.listdir(kernels) if name.startswith(".")]  # no temporaries
+
+
+def test_a_started_source_found_on_disk_is_a_disk_hit(use_cache):
+    use_cache()
+    build.load(source(1))
+    build.reset()
+    build.start(source(1))
+    assert offset_of(build.load(source(1))) == 1.0
+    assert inductor_counts()["compiles"] == 1 and inductor_counts()["disk_hits"] == 1
