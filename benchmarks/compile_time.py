@@ -13,14 +13,13 @@ docs/benchmarks.md has the figures of one run on each CPython.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # NOTE in measure.py's header
 
-from results import command_line, write_results  # noqa: E402
+from results import command_line, fresh_child, write_results  # noqa: E402
 
 SIZES = (10, 100, 1000, 2000, 5000)
 QUICK_SIZES = (10, 40)
@@ -59,13 +58,8 @@ def child(ops: int, backend: str) -> dict:
 
 
 def measure(ops: int, backend: str) -> dict:
-    with tempfile.TemporaryDirectory() as cache:  # an empty compile cache: the C compiler runs
-        trace = os.path.join(cache, "trace")
-        environment = dict(os.environ, PYJIT_CACHE_DIR=cache, PYJIT_TRACE_DIR=trace)
-        flags = ["-P"] if sys.flags.safe_path else []
-        finished = subprocess.run([sys.executable, *flags, __file__, "--child", str(ops), backend],
-                                  capture_output=True, text=True, env=environment, check=True)
-        row = json.loads(finished.stdout.splitlines()[-1])
+    with tempfile.TemporaryDirectory() as trace:
+        row = fresh_child(__file__, [str(ops), backend], PYJIT_TRACE_DIR=trace)
         row["build_s"] = sum(event["seconds"] for event in _events(trace) if event["event"] == "kernel")
     return row
 

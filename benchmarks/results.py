@@ -1,5 +1,6 @@
-"""What every benchmark script shares: its command line (`--quick`, `--json PATH`), the one
-results file they all write, its chart, and the lines of its printed table.
+"""What every benchmark script shares: its command line (`--quick`, `--json PATH`), the
+processes it measures in, the one results file they all write, its chart, and the lines
+of its printed table.
 
 NOTE(results-file): each script writes its figures as one section of
 build/benchmarks/results.json (`--json` names another file), keyed by the script's name
@@ -17,6 +18,8 @@ import json
 import os
 import platform
 import subprocess
+import sys
+import tempfile
 import textwrap
 
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "benchmarks",
@@ -122,6 +125,25 @@ def child_json(command: list[str], environment: dict | None = None, timeout: flo
         return json.loads(child.stdout.splitlines()[-1])
     lines = child.stderr.strip().splitlines() or [f"exit status {child.returncode}"]
     return {"status": "failed", "error": lines[-1]}
+
+
+def fresh_child(script: str, arguments: list[str], *, check: bool = True, timeout: float | None = None,
+                **environment: str) -> dict:
+    """Runs `python -P script --child *arguments` against this pyjit, in a process of its
+    own with an empty compile cache (pyjit's and Numba's: the compilers run) and
+    `environment` added to this one's: the JSON of its last line of stdout. A failed or
+    hung child stops the script with its last line of stderr, or with check=False is a
+    failed row (child_json)."""
+    import pyjit
+
+    with tempfile.TemporaryDirectory(prefix="pyjit-bench-") as cache:
+        added = dict(PYJIT_CACHE_DIR=cache, NUMBA_CACHE_DIR=cache,
+                     PYTHONPATH=os.path.dirname(os.path.dirname(pyjit.__file__)), **environment)
+        row = child_json([sys.executable, "-P", os.path.abspath(script), "--child", *arguments],
+                         dict(os.environ, **added), timeout)
+    if check and row.get("status") == "failed":
+        raise SystemExit(f"{shown_path(script)} --child {' '.join(arguments)}: {row['error']}")
+    return row
 
 
 def fit(text: str, indent: str = "") -> str:

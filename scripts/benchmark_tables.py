@@ -220,14 +220,41 @@ def compiled_backward_table(section: dict) -> list[str]:
 
 
 def loops_table(section: dict) -> list[str]:
+    """The stencil's first calls per trip count, the nested slice loop, then the loop
+    programs at the large size (the small where only it was measured): medians, pyjit's
+    speedups over NumPy and Numba, its first call, graphs, breaks, loop nodes and the
+    graphs another trip count compiled."""
     body = [[str(row["steps"]), number(row["first_call_s"]), number(row["numpy_s"] * 1e3), str(row["graph_breaks"]),
              str(row["graphs"]), "yes" if row["recompiled_for_T_plus_1"] else "no"] for row in section["jacobi_1d"]]
     nested = section["nested"]
-    return [*table(["T", f"first call s (`{section['backend']}`)", "numpy ms", "breaks", "graphs", "T+1 recompiles"],
-                   body), "",
-            f"Nested slice-writing loop: pyjit {number(nested['pyjit_s'] * 1e3)} ms a call, NumPy "
-            f"{number(nested['numpy_s'] * 1e3)} ms; {nested['warnings']} warnings, "
-            f"{nested['compile_failures']} failed compiles."]
+    lines = [*table(["T", f"first call s (`{section['backend']}`)", "numpy ms", "breaks", "graphs", "T+1 recompiles"],
+                    body), "",
+             f"Nested slice-writing loop: pyjit {number(nested['pyjit_s'] * 1e3)} ms a call, NumPy "
+             f"{number(nested['numpy_s'] * 1e3)} ms; {nested['warnings']} warnings, "
+             f"{nested['compile_failures']} failed compiles."]
+    for size, programs in section["programs"].items():
+        if size != "large" and "large" in section["programs"]:
+            continue
+        header = [f"program ({size})", "numpy ms", "pyjit ms", "numba ms", "pyjit vs numpy", "pyjit vs numba",
+                  "pyjit first s", "graphs", "breaks", "loop nodes", "new T graphs (call s)"]
+        lines += ["", *table(header, [_loop_program_cells(name, rows) for name, rows in programs.items()])]
+    return lines
+
+
+def _loop_program_cells(name: str, rows: dict) -> list[str]:
+    if "error" in rows:
+        return [f"`{name}`", "failed", *[MISSING] * 9]
+    pyjit_row = rows.get("pyjit")
+    if pyjit_row is None:
+        return [f"`{name}`", number(rows["numpy"]["median_ms"]), *[MISSING] * 9]
+    differs = "" if pyjit_row["agrees"] and pyjit_row["new_T_agrees"] else " differs"
+    speedups = [MISSING if engine not in rows else ratio(rows[engine]["median_ms"] / pyjit_row["median_ms"]) + differs
+                for engine in ("numpy", "numba")]
+    graphs = pyjit_row["new_T_graphs"]
+    again = f"{graphs} ({number(pyjit_row['new_T_s'])} s)" if graphs else "0"
+    return [f"`{name}`", *(number(rows[engine]["median_ms"]) if engine in rows else MISSING
+                           for engine in ("numpy", "pyjit", "numba")), *speedups, number(pyjit_row["first_call_s"]),
+            *(str(pyjit_row[key]) for key in ("graphs", "graph_breaks", "loops_captured")), again]
 
 
 def compile_time_table(section: dict) -> list[str]:

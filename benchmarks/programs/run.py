@@ -16,7 +16,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 import warnings
 
@@ -28,7 +27,7 @@ sys.path.insert(0, BENCHMARKS)
 import numpy as np  # noqa: E402
 
 from programs import BY_NAME, break_reason, largest_difference, outcome  # noqa: E402
-from results import child_json, chosen, command_line, fit, save_chart, write_results  # noqa: E402
+from results import chosen, command_line, fit, fresh_child, save_chart, write_results  # noqa: E402
 
 ENGINES = ("numpy", "pyjit", "numba", "jax")
 PEER_RTOL = 1e-12  # as tests/benchmarks/test_programs.py holds Numba and JAX (their FMA and sum orders)
@@ -37,15 +36,15 @@ TIMING = {False: (3, 0.6), True: (2, 0.01)}
 CHILD_TIMEOUT_S = 300
 
 
-def engine_function(program, engine: str):
-    """What `engine` calls for `program`, or None where it has no version; compiling
-    happens at the first call (timed), importing does not."""
+def engine_function(program, engine: str, backend: str):
+    """What `engine` calls for `program` (pyjit compiling with `backend`), or None where it
+    has no version; compiling happens at the first call (timed), importing does not."""
     if engine == "numpy":
         return program.function
     if engine == "pyjit":
         import pyjit
 
-        return pyjit.compile(program.function)
+        return pyjit.compile(program.function, backend=backend)
     version = program.numba if engine == "numba" else program.jax
     if version is None:
         return None
@@ -71,8 +70,9 @@ def quietest_median(fn, args, rounds: int, seconds: float, once: float) -> float
         gc.enable()
 
 
-def measure_engine(program, engine: str, size: str, expected: list, quick: bool) -> dict | None:
-    fn = engine_function(program, engine)
+def measure_engine(program, engine: str, size: str, expected: list, quick: bool,
+                   backend: str = "inductor") -> dict | None:
+    fn = engine_function(program, engine, backend)
     if fn is None:
         return None
     args = program.inputs(size)
@@ -114,12 +114,8 @@ def child(name: str, engines: list[str], quick: bool) -> dict:
 def run_program(name: str, engines: list[str], quick: bool) -> dict:
     """One program's rows, measured in a fresh process with an empty compile cache; a
     failed or hung child is a row saying so."""
-    with tempfile.TemporaryDirectory(prefix="pyjit-programs-") as cache:
-        environment = dict(os.environ, PYJIT_CACHE_DIR=cache, NUMBA_CACHE_DIR=cache,
-                           PYTHONPATH=os.path.dirname(os.path.dirname(__import__("pyjit").__file__)))
-        command = [sys.executable, "-P", os.path.abspath(__file__), "--child", name, "--engines", ",".join(engines[1:])]
-        command += ["--quick"] if quick else []
-        rows = child_json(command, environment, CHILD_TIMEOUT_S)
+    rows = fresh_child(__file__, [name, "--engines", ",".join(engines[1:]), *(["--quick"] if quick else [])],
+                       check=False, timeout=CHILD_TIMEOUT_S)
     return {"error": rows["error"]} if rows.get("status") == "failed" else rows
 
 
