@@ -197,3 +197,19 @@ def test_a_number_assigned_into_a_moving_view(jit):
     A = np.random.default_rng(8).standard_normal((40, 40))
     np.testing.assert_array_equal(jit(lower_triangle_cleared)(A.copy()), lower_triangle_cleared(A.copy()))
     assert counters["inductor"]["loop_runs_in_c"] == 1
+
+
+def smoothed_in_place(A, T):
+    for t in range(T):
+        A[1:-1] = 0.5 * (A[:-2] + A[2:])  # reads the array it assigns into: NumPy computes the right side first
+
+
+def test_a_kernel_that_reads_the_array_it_assigns_into_writes_a_buffer_first(jit):
+    compiled = jit(smoothed_in_place)
+    for steps in (9, 4):
+        A = np.random.default_rng(steps).standard_normal(200)
+        expected = A.copy()
+        compiled(A, steps)
+        smoothed_in_place(expected, steps)
+        np.testing.assert_array_equal(A, expected)
+    assert counters["inductor"]["loop_runs_in_c"] == 2
