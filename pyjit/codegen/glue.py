@@ -5,7 +5,8 @@ NOTE(glue): the glue of a graph is one generated Python function taking the grap
 inputs. In order, it
   1. checks each input's type and dtype (exact `numpy.ndarray`, the dtype object NumPy
      keeps for the example's dtype) and shape, binding size symbols from the shapes
-     (`s0 = x.shape[0]`) and checking every other occurrence and the graph's size
+     (`s0 = x.shape[0]`) and from int inputs that are symbols (a loop body's index:
+     `s3 = v_index`), and checking every other occurrence and the graph's size
      guards: anything unexpected (an autograd Tensor, a CuPy array, another dtype or
      size) runs the graph module eagerly instead (`eager(...)`), which gives NumPy's
      result or error, and the tape for tensors that require grad;

@@ -133,20 +133,7 @@ class _Planner:
         inputs = [self._input(position, node) for position, node in enumerate(placeholders[1:])]
         if reduces_symbolic_axis_without_identity(self.graph):
             raise _Unsupported("a reduction without an identity over a symbolic axis")
-        in_place = assignments_in_place(self.schedule, self.layouts)
-        steps, written = self.schedule.steps, set()
-        for position, step in enumerate(steps):
-            if position in written:
-                continue
-            if isinstance(step, KernelStep):
-                if position + 1 in in_place and self._written_into(position, steps[position + 1].node):
-                    written.add(position + 1)
-                else:
-                    self._kernel(step)
-            elif isinstance(step, EagerStep) and position in in_place:
-                self._assignment(step.node)
-            else:
-                raise _Unsupported("a step that is not a kernel or an assignment in place")
+        self._steps()
         for carry, node in zip(placeholders[1:], output):
             if self.slots.get(self.schedule.names.get(node)) != self.slots[self.schedule.names[carry]]:
                 raise _Unsupported("a carry the body does not update in place")
@@ -155,6 +142,23 @@ class _Planner:
         loop = CLoop(f"{self.prefix}loop", self._text(f"{self.prefix}loop", sizes), len(self.slot_specs),
                      _FIXED_SIZES + len(sizes))
         return LoopPlan([*self.kernels, loop], loop, index, inputs, self.slot_specs, sizes, guards, len(output))
+
+    def _steps(self) -> None:
+        """The calls of the loop's body, in the schedule's order."""
+        in_place = assignments_in_place(self.schedule, self.layouts)
+        steps, written = self.schedule.steps, set()
+        for position, step in enumerate(steps):
+            if position in written:
+                continue
+            if isinstance(step, KernelStep):
+                if position + 1 in in_place and self._written_into(position, steps[position + 1].node):
+                    written.add(position + 1)  # NOTE(assigning-kernels)
+                else:
+                    self._kernel(step)
+            elif isinstance(step, EagerStep) and position in in_place:
+                self._assignment(step.node)
+            else:
+                raise _Unsupported("a step that is not a kernel or an assignment in place")
 
     def _input(self, position: int, node: Node) -> tuple:
         meta, name = node.meta, self.schedule.names[node]
