@@ -590,17 +590,16 @@ def _owned(state: tuple, owned: tuple[int, ...], shared: tuple) -> tuple:
 def _loop_op(body, carries: int, pure: bool, owned: tuple[int, ...] = ()) -> Op:
     """The op of one loop node: `body(index, *carries, *invariants)` for each index; the
     carries at positions `owned` are donated to the body (NOTE(donated-carries))."""
-    in_c = getattr(body, "run_loop", None)
+    whole_loop = getattr(body, "run_loop", None)  # None: the backend runs the body per index
 
     def run(xp, start, stop, step, *arrays):
         state, invariants = arrays[:carries], arrays[carries:]
         shared = arrays  # what the body must never write: every array the loop was given
         if owned and len(range(start, stop, step)):
             state = tuple(array.copy() if position in owned else array for position, array in enumerate(state))
-        if in_c is not None:  # the whole loop in one call (NOTE(c-loops) in pyjit/codegen/cpu/loops.py)
-            result = in_c(start, stop, step, *state, *invariants)
+        if whole_loop is not None:  # every index in one call (NOTE(c-loops) in pyjit/codegen/cpu/loops.py)
+            result = whole_loop(start, stop, step, *state, *invariants)
             if result is not None:
-                counters["inductor"]["loop_runs_in_c"] += 1
                 return result
         for index in range(start, stop, step):
             state = body(index, *state, *invariants)

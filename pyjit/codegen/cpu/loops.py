@@ -59,6 +59,7 @@ import numpy as np
 from ...graph import SymInt, TensorMeta
 from ...graph.node import Node
 from ...ops.views import basic_index_shape
+from ...utils import counters
 from ..glue import assignments_in_place, guard_symbols, guard_text, lone_symbol
 from ..ir.index import Index
 from ..ir.kernel_ir import Constant, Dim, Load, Loop, Reduce, Store, walk_values
@@ -354,8 +355,11 @@ class LoopEntry:
         plan = self.plan
         bound = self._bind(args)
         trips = range(start, stop, step)
-        if bound is None or not trips:
-            return None if bound is None else tuple(args[:plan.carries])
+        if bound is None:
+            return None
+        if not trips:
+            counters["inductor"]["loop_runs_in_c"] += 1
+            return tuple(args[:plan.carries])
         ends = [{**bound, plan.index: trips[0]}, {**bound, plan.index: trips[-1]}]
         for symbols, check in plan.guards:
             if not all(eval(check, {}, values) for values in (ends if plan.index in symbols else ends[:1])):
@@ -370,6 +374,7 @@ class LoopEntry:
                 shape = tuple(max(_value(size, values) for values in ends) for size in spec[2])
                 buffers.append(np.empty(shape, spec[1]))
         self.function(*buffers, start, stop, step, *(bound[name] for name in plan.sizes))
+        counters["inductor"]["loop_runs_in_c"] += 1
         return tuple(args[:plan.carries])
 
     def _bind(self, args) -> dict[str, int] | None:
