@@ -62,13 +62,21 @@ from ...ops.views import basic_index_shape
 from ...utils import counters
 from ..glue import assignments_in_place, guard_symbols, guard_text, lone_symbol
 from ..ir.index import Index
-from ..ir.kernel_ir import Constant, Dim, Load, Loop, Reduce, Store, walk_values
+from ..ir.kernel_ir import Call, Constant, Dim, Load, Loop, Reduce, Store, walk_values
 from ..scheduling.lowering import (NotLowerable, assignment_index, broadcast_index, canonical, is_one, offset,
                                    same_shape)
 from ..scheduling.scheduler import EagerStep, KernelStep, make_kernel_step
 from .launch import reduces_symbolic_axis_without_identity
 
 _FIXED_SIZES = 3  # start, stop, step
+# NOTE(small-bodies): the kernels are functions of the library, which code built with
+# -fPIC may not inline (another library could interpose them), so each iteration of the
+# C loop would call each of them: for the recurrence that call costs more than its
+# work. A body of at most SMALL_BODY loads and operations calls its kernels through
+# local aliases (`static ... __attribute__((alias(...)))`), which GCC may inline: the
+# recurrence's loop then compiles to one tight loop of five instructions. Larger bodies
+# keep their calls, so no loop function grows past what NOTE(long-kernels) measures.
+SMALL_BODY = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +130,7 @@ class _Planner:
         self.symbols: set[str] = set()  # symbols the inputs bind
         self.kernels: list = []
         self.calls: list[tuple[str, list[int], list[str]]] = []
+        self.work = 0  # the loads and calls of the kernels called (NOTE(small-bodies))
 
     def plan(self) -> LoopPlan:
         placeholders = self.graph.placeholders
@@ -201,6 +210,8 @@ class _Planner:
         if not set(step.kernel.sizes) <= self.symbols:
             raise _Unsupported("a kernel size that is not a bound symbol (a stride)")
         self.calls.append((step.kernel.name, slots, list(step.kernel.sizes)))
+        self.work += sum(1 for statement in step.kernel.statements() if isinstance(statement, (Store, Reduce))
+                         for value in walk_values(statement.value) if isinstance(value, (Load, Call)))
 
     def _assignment(self, node: Node) -> None:
         """`target[key] = values` in place, as a copy kernel over the view."""
@@ -293,8 +304,14 @@ class _Planner:
     def _text(self, name: str, sizes: list[str]) -> str:
         arguments = {symbol: f"sizes[{_FIXED_SIZES + position}]" for position, symbol in enumerate(sizes)}
         arguments[self.index] = "i"
-        lines = [f"void {kernel}(char *const *buffers, const int64_t *sizes);"
-                 for kernel in dict.fromkeys(call[0] for call in self.calls)]
+        kernels = dict.fromkeys(call[0] for call in self.calls)
+        if self.work <= SMALL_BODY:  # NOTE(small-bodies): local names GCC may inline
+            callee = {kernel: f"{kernel}_here" for kernel in kernels}
+            lines = [f"static void {callee[kernel]}(char *const *buffers, const int64_t *sizes) "
+                     f"__attribute__((alias(\"{kernel}\")));" for kernel in kernels]
+        else:
+            callee = {kernel: kernel for kernel in kernels}
+            lines = [f"void {kernel}(char *const *buffers, const int64_t *sizes);" for kernel in kernels]
         lines += [f"void {name}(char *const *buffers, const int64_t *sizes) {{",
                   "    const int64_t start = sizes[0], stop = sizes[1], step = sizes[2];",
                   "    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {"]
@@ -302,7 +319,7 @@ class _Planner:
             pointers = ", ".join(f"buffers[{slot}]" for slot in slots)
             values = ", ".join(arguments[size] for size in kernel_sizes) or "0"
             lines.append(f"        {{ char *const b[] = {{{pointers}}}; const int64_t z[] = {{{values}}}; "
-                         f"{kernel}(b, z); }}")
+                         f"{callee[kernel]}(b, z); }}")
         return "\n".join(lines + ["    }", "}"])
 
 

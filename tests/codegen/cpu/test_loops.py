@@ -8,6 +8,11 @@ import numpy as np
 import pytest
 
 import pyjit
+import pyjit.ops as ops
+from pyjit.codegen.cpu.loops import c_loop
+from pyjit.codegen.cpu.target import CpuTarget
+from pyjit.codegen.scheduling.scheduler import schedule
+from pyjit.graph import Graph, ShapeEnv, TensorMeta
 from pyjit.utils import counters
 
 
@@ -213,3 +218,49 @@ def test_a_kernel_that_reads_the_array_it_assigns_into_writes_a_buffer_first(jit
         smoothed_in_place(expected, steps)
         np.testing.assert_array_equal(A, expected)
     assert counters["inductor"]["loop_runs_in_c"] == 2
+
+
+def recurrence_body(length: int):
+    """The body graph the frontend captures for `recurrence`: y[i] = 0.5 * y[i - 1] + x[i]."""
+    env = ShapeEnv()
+    index = env.create_index(length // 2)
+    assert index >= 1 and index < length  # what the frontend's trace of y[i - 1] and x[i] checked
+    graph = Graph("body", shape_env=env)
+    graph.placeholder("index", index)
+    y = graph.placeholder("y", TensorMeta((length,), np.float64))
+    x = graph.placeholder("x", TensorMeta((length,), np.float64))
+    value = ops.add(ops.multiply(0.5, ops.getitem(y, index - 1)), ops.getitem(x, index))
+    graph.output((ops.index_put(y, index, value),))
+    graph.donated = frozenset({"y"})
+    return graph
+
+
+def test_the_entry_runs_the_range_and_hands_back_what_it_was_not_compiled_for():
+    scheduled = schedule(recurrence_body(16), {})
+    plan = c_loop(scheduled, {}, "t_")
+    assert plan is not None and "for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)" in plan.loop.text
+    assert "__attribute__((alias(" in plan.loop.text  # a small body: its kernels may be inlined
+    entry = plan.bind(CpuTarget.load(scheduled.kernels + plan.kernels))
+    x = np.random.default_rng(9).standard_normal(16)
+    y = np.zeros(16)
+    assert entry(1, 16, 1, y, x) == (y,)
+    np.testing.assert_array_equal(y, recurrence(np.zeros(16), x, 0.5))
+    before = y.copy()
+    assert entry(5, 5, 1, y, x) == (y,)  # no trip
+    assert entry(15, 1, -7, y, x) == (y,)  # 15 and 8, backwards
+    before[15] = 0.5 * before[14] + x[15]
+    before[8] = 0.5 * before[7] + x[8]
+    np.testing.assert_array_equal(y, before)
+    assert entry(0, 16, 1, y, x) is None  # y[i - 1] at i = 0: a guard fails at the first index
+    for other in (x.astype(np.float32), x[::-1], np.zeros(17), list(x)):
+        assert entry(1, 16, 1, y, other) is None
+
+
+def test_bodies_that_are_not_loop_bodies_or_update_no_carry_in_place_have_no_c_loop():
+    graph = recurrence_body(16)
+    graph.donated = frozenset()  # not donated: the glue copies y at the assignment
+    assert c_loop(schedule(graph, {}), {}, "t_") is None
+    plain = Graph()
+    x = plain.placeholder("x", TensorMeta((4,), np.float64))
+    plain.output((ops.sin(x),))
+    assert c_loop(schedule(plain, {}), {}, "t_") is None
