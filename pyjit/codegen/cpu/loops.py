@@ -371,9 +371,9 @@ class LoopEntry:
     def __call__(self, start: int, stop: int, step: int, *args):
         plan = self.plan
         bound = self._bind(args)
-        trips = range(start, stop, step)
         if bound is None:
             return None
+        trips = range(start, stop, step)
         if not trips:
             counters["inductor"]["loop_runs_in_c"] += 1
             return tuple(args[:plan.carries])
@@ -403,9 +403,8 @@ class LoopEntry:
             return None
         for arg, spec in zip(args, self.plan.inputs):
             if spec[0] == "symbol":
-                if type(arg) is not int:
+                if type(arg) is not int or bound.setdefault(spec[1], arg) != arg:
                     return None
-                bound[spec[1]] = arg
             elif spec[0] == "scalar":
                 if type(arg) is not spec[1]:
                     return None
