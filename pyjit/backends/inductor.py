@@ -25,7 +25,7 @@ from .. import config, logs, trace
 from ..autograd import Tensor
 from ..autograd.aot import aot_function, tensor_outputs
 from ..codegen import (TARGETS, BuildError, CompilerUnavailable, CpuTarget, CudaGraphed, CudaTarget, GlueError,
-                       NotLowerable, TunedKernel, c_launcher, glue_source, graph_device, is_dynamic, layout_of,
+                       NotLowerable, TunedKernel, c_launcher, c_loop, glue_source, graph_device, is_dynamic, layout_of,
                        lowering_half, schedule, target_for)
 from ..graph import Node, TensorMeta
 from ..utils import capture_disabled, counters
@@ -204,7 +204,8 @@ def _load(plans: list[_Plan], target, autotune: bool = False):
         return None
     try:
         with trace.stage("kernels"):
-            return target.load([kernel for plan in plans for kernel in plan.schedule.kernels], autotune)
+            return target.load([kernel for plan in plans for kernel in plan.schedule.kernels + plan.loop_kernels],
+                               autotune)
     except CompilerUnavailable as error:
         _warn_unavailable(error)
     except BuildError as error:
@@ -224,8 +225,10 @@ class _Options(NamedTuple):
 class _Plan:
     """One graph, scheduled for one set of input layouts, waiting for its kernels."""
 
-    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target, options: _Options):
+    def __init__(self, graph_module, layouts, scheduled, glue, namespace, target, options: _Options, loop=None):
         self.target, self.options = target, options
+        self.loop = loop  # a loop body's C loop (NOTE(c-loops))
+        self.loop_kernels = loop.kernels if loop is not None else []
         self.graph_module = graph_module
         self.layouts = layouts
         self.schedule = scheduled
@@ -243,13 +246,16 @@ class _Plan:
                 return None
             glue, namespace = glue_source(scheduled, layouts, xp=target.array_module(),
                                           reuse_buffers=options.reuse_buffers)
+            loop = c_loop(scheduled, layouts, prefix) if target is CpuTarget and not options.autotune else None
+            if loop is not None and (loop.loop.buffers > MAX_BUFFERS or loop.loop.sizes > MAX_SIZES):
+                loop = None
         except (NotLowerable, GlueError):
             return None
         except Exception as error:  # a bug: the graph still runs, eagerly, and says so
             warnings.warn(f"pyjit: the inductor backend failed on graph {graph_module.graph.name} and runs it "
                           f"eagerly (please report it): {type(error).__name__}: {error}", stacklevel=4)
             return None
-        return cls(graph_module, layouts, scheduled, glue, namespace, target, options)
+        return cls(graph_module, layouts, scheduled, glue, namespace, target, options, loop)
 
     def bind(self, library, variants: _Variants | None = None, examples: list | None = None):
         """The compiled callable: the launcher, else the glue. `examples`: the inputs
@@ -277,6 +283,10 @@ class _Plan:
         run.graph_module = self.graph_module
         counters["inductor"]["graphs"] += 1
         counters["inductor"]["kernels"] += len(run.kernels)
+        if self.loop is not None:  # NOTE(c-loops)
+            run.run_loop = self.loop.bind(library)
+            run.source = self.target.source(self.schedule.kernels + self.loop_kernels)
+            counters["inductor"]["loops_in_c"] += 1
         if logs.enabled("output_code"):
             _output_code.debug("graph %s, inputs %s:\n%s\n%s\n%s", self.graph_module.graph.name, self.layouts,
                                "\n\n".join(map(str, run.kernels)), run.source, self.glue)

@@ -9,6 +9,7 @@ else of codegen.
 
 from .cpu.autotune import TunedKernel
 from .cpu.launch import c_launcher
+from .cpu.loops import c_loop
 from .cpu.renderer import render_kernel, render_unit
 from .cpu.target import CpuTarget
 from .cuda.graphs import CudaGraphed, is_dynamic
@@ -30,5 +31,5 @@ def target_for(graph) -> type:
 
 __all__ = ["BuildError", "CompilerUnavailable", "CpuTarget", "CudaEmulationTarget", "CudaGraphed", "CudaTarget",
            "GlueError", "Index", "Kernel", "NotLowerable", "Schedule", "TARGETS", "Target", "TunedKernel",
-           "c_launcher", "format_kernel", "glue_source", "graph_device", "is_dynamic", "layout_of",
+           "c_launcher", "c_loop", "format_kernel", "glue_source", "graph_device", "is_dynamic", "layout_of",
            "lowering_half", "render_kernel", "render_unit", "schedule", "target_for"]

@@ -5,7 +5,8 @@ NOTE(glue): the glue of a graph is one generated Python function taking the grap
 inputs. In order, it
   1. checks each input's type and dtype (exact `numpy.ndarray`, the dtype object NumPy
      keeps for the example's dtype) and shape, binding size symbols from the shapes
-     (`s0 = x.shape[0]`) and checking every other occurrence and the graph's size
+     (`s0 = x.shape[0]`) and from int inputs that are symbols (a loop body's index:
+     `s3 = v_index`), and checking every other occurrence and the graph's size
      guards: anything unexpected (an autograd Tensor, a CuPy array, another dtype or
      size) runs the graph module eagerly instead (`eager(...)`), which gives NumPy's
      result or error, and the tape for tensors that require grad;
@@ -59,6 +60,12 @@ def glue_source(schedule: Schedule, layouts: dict[str, str], name: str = "run", 
     the inputs and of the buffers the glue allocates (NumPy, or CuPy for CUDA kernels).
     `reuse_buffers`: NOTE(buffer-reuse)."""
     return GlueWriter(schedule, layouts, name, xp, reuse_buffers).write()
+
+
+def assignments_in_place(schedule: Schedule, layouts: dict[str, str]) -> set[int]:
+    """Indices of the index_put steps the glue (without buffer reuse) runs as item
+    assignment in place (NOTE(assignment-in-place))."""
+    return GlueWriter(schedule, layouts, "run")._assignments_in_place()
 
 
 def _unshared_count() -> int:
@@ -143,8 +150,8 @@ class GlueWriter:
         for check in later:
             self._refuse(check)
         for guard in self.graph.shape_env.guards:
-            text = _guard_text(guard)
-            if not _symbols(guard) <= self.bound:
+            text = guard_text(guard)
+            if not guard_symbols(guard) <= self.bound:
                 raise GlueError(f"the size guard {text} names a size no input axis gives")
             self._refuse(f"not ({text})")
         for name in sorted(set().union(*(k.kernel.sizes for k in self.schedule.steps if isinstance(k, KernelStep)))):
@@ -156,7 +163,13 @@ class GlueWriter:
                 self._check_layout(node, param)
 
     def _check_scalar(self, param: str, meta) -> None:
-        if meta is int:
+        symbol = lone_symbol(meta)
+        if symbol is not None and symbol not in self.bound:
+            # A loop body's index, or an enclosing loop's (NOTE(loop-capture)): it binds its symbol.
+            self._refuse(f"type({param}) is not int")
+            self._emit(f"{symbol} = {param}")
+            self.bound.add(symbol)
+        elif meta is int:
             self._refuse(f"type({param}) is not int or not -9223372036854775808 <= {param} <= 9223372036854775807")
         elif meta in (float, bool):
             self._refuse(f"type({param}) is not {meta.__name__}")
@@ -179,7 +192,7 @@ class GlueWriter:
             # since (NOTE(symbolic-sizes)): kernels use the latter, guards either.
             sizes = [original] if str(canonical(original)) == str(original) else [original, canonical(original)]
             for size in sizes:
-                lone = isinstance(size, SymInt) and len(size.terms) == 1 and str(size) in size.symbols()
+                lone = lone_symbol(size) is not None
                 if lone and str(size) not in self.bound:
                     self._emit(f"{size} = shape_{param}[{axis}]")
                     self.bound.add(str(size))
@@ -460,12 +473,12 @@ def _hinted(structure):
     return structure
 
 
-def _symbols(guard) -> set[str]:
+def guard_symbols(guard) -> set[str]:
     lhs = guard.lhs if isinstance(guard.lhs, SymInt) else guard.lhs.expr
     return lhs.symbols() | (guard.rhs.symbols() if isinstance(guard.rhs, SymInt) else set())
 
 
-def _guard_text(guard) -> str:
+def guard_text(guard) -> str:
     lhs = guard.lhs
     if isinstance(lhs, SymInt):
         left = lhs.python()
@@ -473,3 +486,10 @@ def _guard_text(guard) -> str:
         left = f"({lhs.expr.python()}) % {lhs.modulus}"
     right = guard.rhs.python() if isinstance(guard.rhs, SymInt) else str(guard.rhs)
     return f"{left} {guard.relation} {right}"
+
+
+def lone_symbol(size) -> str | None:
+    """The name of a size that is one symbol (`s3`), else None."""
+    if isinstance(size, SymInt) and len(size.terms) == 1 and str(size) in size.symbols():
+        return str(size)
+    return None

@@ -22,8 +22,9 @@ that the body reads becomes a placeholder of the body (`_Body.lift`). After the 
   carry; the carries' values, and the inputs written back, are those results.
 
 The body is compiled by the capture's own backend when it is captured, and the loop
-op runs it once per index, in Python, on the arrays the previous iteration returned
-(the C loop around the kernels is a later step).
+op runs it once per index, in Python, on the arrays the previous iteration returned,
+or once in all where the compiled body has a `run_loop` (NOTE(c-loops) in
+pyjit/codegen/cpu/loops.py: the inductor's C loop around the body's kernels).
 
 NOTE(short-loops): a loop whose trip count is a constant of the trace and whose
 unrolled ops would number at most SHORT_LOOP_OPS (64: trips times the body's ops) is
@@ -506,8 +507,9 @@ class _Capturing:
         else:
             counters["stats"]["loops_captured"] += 1 + body.nested_loops
         where = self.tracer.loc.describe() if self.tracer.loc is not None else "?"
-        _code_log.debug("TRACED LOOP at %s over %r, carries %s\n%s", where, steps,
-                        ", ".join(_holder_name(holder) for holder, _, _ in carries), module.code)
+        in_c = ", run as one C loop (NOTE(c-loops))" if getattr(compiled, "run_loop", None) is not None else ""
+        _code_log.debug("TRACED LOOP at %s over %r, carries %s%s\n%s", where, steps,
+                        ", ".join(_holder_name(holder) for holder, _, _ in carries), in_c, module.code)
 
     def _differentiable(self, loop: Op, module: GraphModule, examples: list, starts: list[Node],
                         invariants: list[Node], body: _Body) -> Op:
@@ -588,11 +590,17 @@ def _owned(state: tuple, owned: tuple[int, ...], shared: tuple) -> tuple:
 def _loop_op(body, carries: int, pure: bool, owned: tuple[int, ...] = ()) -> Op:
     """The op of one loop node: `body(index, *carries, *invariants)` for each index; the
     carries at positions `owned` are donated to the body (NOTE(donated-carries))."""
+    whole_loop = getattr(body, "run_loop", None)  # None: the backend runs the body per index
+
     def run(xp, start, stop, step, *arrays):
         state, invariants = arrays[:carries], arrays[carries:]
         shared = arrays  # what the body must never write: every array the loop was given
         if owned and len(range(start, stop, step)):
             state = tuple(array.copy() if position in owned else array for position, array in enumerate(state))
+        if whole_loop is not None:  # every index in one call (NOTE(c-loops) in pyjit/codegen/cpu/loops.py)
+            result = whole_loop(start, stop, step, *state, *invariants)
+            if result is not None:
+                return result
         for index in range(start, stop, step):
             state = body(index, *state, *invariants)
             if owned:

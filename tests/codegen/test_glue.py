@@ -248,3 +248,19 @@ def test_inputs_and_arrays_still_read_are_copied_before_assignment():
     compiled, text, module = compiled_glue(keep_old, x)
     assert "] = " not in text
     assert_same_outcome(compiled, module, x)
+
+
+def test_an_int_input_that_is_a_symbol_binds_it():
+    """A loop body's index (NOTE(loop-capture)) is an int input whose meta is its symbol:
+    the kernels read x[i] through it, and the size guards on it are checked."""
+    env = ShapeEnv()
+    index = env.create_index(2)
+    assert index >= 1
+    graph = Graph(shape_env=env)
+    i = graph.placeholder("index", index)
+    x = graph.placeholder("x", TensorMeta((8,), np.float64))
+    graph.output(ops.multiply(ops.getitem(x, index - 1), 2.0))
+    assert i.meta is index
+    text = glue_source(schedule(graph), {})[0]
+    assert text.index("if type(v_index) is not int:") < text.index("s0 = v_index") < text.index("if not (s0 >= 1):")
+    assert "k_kernel0(v_x, buf0, s0)" in text

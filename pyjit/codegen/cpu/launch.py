@@ -190,11 +190,19 @@ class _Description:
 
 
 def _refuse_empty_axis_reductions(graph) -> None:
+    if reduces_symbolic_axis_without_identity(graph):
+        raise _Unsupported("a reduction without an identity over a symbolic axis")
+
+
+def reduces_symbolic_axis_without_identity(graph) -> bool:
+    """Whether `graph` reduces a symbolic axis, which may be empty, by a reduction NumPy
+    refuses over an empty one (max, argmax: NOTE(reduction-rule))."""
     for node in graph.calls():
         if refuses_empty(node):
             x, axes, _ = reduction_parameters(node)
             if any(isinstance(canonical(x.meta.shape[axis]), SymInt) for axis in axes):
-                raise _Unsupported("a reduction without an identity over a symbolic axis")
+                return True
+    return False
 
 
 # NOTE(product-layout): a batched product whose one use is a transpose that keeps the

@@ -281,6 +281,16 @@ def view_source_index(node, index: tuple) -> tuple:
         raise NotLowerable(str(error)) from None
 
 
+def assignment_index(target_shape: tuple, key, index: tuple) -> tuple:
+    """The index into an array of `target_shape` that item assignment `x[key] = ...` (a
+    basic `key`) writes at `index` of the view `x[key]`."""
+    try:
+        shape = views.basic_index_shape(target_shape, key)
+        return views.getitem.index_rule(_Indexing, index, target_shape, shape, key)
+    except (NotImplementedError, TypeError) as error:
+        raise NotLowerable(str(error)) from None
+
+
 # -- layouts -------------------------------------------------------------------------
 def contiguous_strides(shape: tuple) -> tuple:
     """Element strides of a C-contiguous array of `shape`."""

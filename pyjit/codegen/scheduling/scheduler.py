@@ -562,7 +562,7 @@ class _Group:
         lowering = _Lowering(self)
         if self.columnar:  # every loop over the kept axes keeps them as they are: one partition
             body = tuple(statement for node, role in self.members for statement in self._lower(node, role, lowering))
-            return _kernel(name, body, self.scheduler.buffers)
+            return make_kernel_step(name, body, self.scheduler.buffers)
         outer, inner, pending = [], self.inner_dims(), []
         for node, role in self.members:
             statements = self._lower(node, role, lowering)
@@ -578,7 +578,7 @@ class _Group:
         body = collapse_loops(tuple(self.outer_dims()), tuple(outer), parallel=True)
         body = tuple(keep_reduced_values(statement) if isinstance(statement, Loop) else statement
                      for statement in body)
-        return _kernel(name, body, self.scheduler.buffers)
+        return make_kernel_step(name, body, self.scheduler.buffers)
 
 
 class _Lowering:
@@ -656,7 +656,7 @@ class _Lowering:
         return Load(name, offset(buffer.strides, index), check_dtype(buffer.dtype))
 
 
-def _kernel(name: str, body: tuple, buffers: dict[str, Buffer]) -> KernelStep:
+def make_kernel_step(name: str, body: tuple, buffers: dict[str, Buffer]) -> KernelStep:
     """The Kernel of `body`: buffers read then written, in order of appearance, and the
     size parameters its indices name."""
     loaded: dict[str, None] = {}
