@@ -281,6 +281,15 @@ def view_source_index(node, index: tuple) -> tuple:
         raise NotLowerable(str(error)) from None
 
 
+def assigned_index(target_shape: tuple, shape: tuple, key, index: tuple) -> tuple:
+    """Where `target[key] = values` writes the element of `values` (of `shape`) at
+    `index`: the index into the target that a getitem view by `key` reads it at."""
+    try:
+        return views.getitem.index_rule(_Indexing, index, target_shape, shape, key)
+    except NotImplementedError as error:
+        raise NotLowerable(str(error)) from None
+
+
 # -- layouts -------------------------------------------------------------------------
 def contiguous_strides(shape: tuple) -> tuple:
     """Element strides of a C-contiguous array of `shape`."""
