@@ -237,7 +237,7 @@ class GlueWriter:
                 target = self._global(node.target, "op_")
                 args = [self._argument(arg) for arg in node.args]
                 args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-                if node in self.schedule.assigned:  # a kernel wrote the values (NOTE(assignment-by-kernel))
+                if node in self.schedule.assigned:  # the values are in the target already
                     self._emit(f"{name} = {args[0]}")
                 elif index in in_place:
                     target_name, index_text, values = args
@@ -289,7 +289,8 @@ class GlueWriter:
                 owned.add(name)
             else:
                 views[name] = reads.union(*(views.get(read, ()) for read in reads))
-            if getattr(node.target, "name", None) != "index_put" or len(node.args) != 3 or node.kwargs:
+            if (getattr(node.target, "name", None) != "index_put" or len(node.args) != 3 or node.kwargs
+                    or node in self.schedule.assigned):  # a kernel wrote it (NOTE(assignment-by-kernel))
                 continue
             target = self.schedule.names.get(node.args[0]) if isinstance(node.args[0], Node) else None
             if target in owned and last.get(target) == index and all(
