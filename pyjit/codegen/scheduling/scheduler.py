@@ -188,6 +188,7 @@ class _Scheduler:
         self.steps: list = []
         self.kernel_buffers = 0  # buffers named so far (an in-place output drops its own)
         self.assignments: dict[Node, Node] = {}  # values -> the index_put a kernel does (NOTE(assignment-by-kernel))
+        self.step_of: dict[Node, int] = {}  # a realized or eager node -> the position of its step
 
     def run(self) -> Schedule:
         for node in self.graph.nodes:
@@ -395,6 +396,9 @@ class _Scheduler:
                 pending.extend((source, False) for source in reversed(used.inputs()))
 
     def _finish(self) -> Schedule:
+        for position, step in enumerate(self.steps):
+            for node in ([member for member, _ in step.members] if isinstance(step, _Group) else [step.node]):
+                self.step_of[node] = position
         steps = []
         for step in self.steps:
             if isinstance(step, _Group):
@@ -445,14 +449,13 @@ class _Scheduler:
                 self.names[node] = name
                 return
 
-    def _read_only_by(self, source: Node, group: _Group, also: Node | None = None) -> bool:
-        """Whether every use of `source` is within `group`'s kernel, or is `also`
-        (NOTE(epilogue-in-place), NOTE(assignment-by-kernel))."""
+    def _read_only_by(self, source: Node, group: _Group) -> bool:
+        """Whether every use of `source` is within `group`'s kernel (NOTE(epilogue-in-place))."""
         members = {member for member, _ in group.members}
         pending, seen = list(source.users), set()
         while pending:
             user = pending.pop()
-            if user in seen or user is also:
+            if user in seen:
                 continue
             seen.add(user)
             if user in self.realized:
@@ -473,9 +476,10 @@ class _Scheduler:
     # the kernel stores `values` straight into the target, at the elements `key`
     # selects, and the index_put becomes a new name for the target. Safe when
     #   * the target is an array no one else can see: the result of an op that always
-    #     returns a new array (NEW_ARRAYS) or a carry the loop donated
-    #     (NOTE(donated-carries)), read by nothing but this kernel and the assignment
-    #     (so neither an output, nor read by a later step, nor viewed by an eager op);
+    #     returns a new array (`returns_new_array`) or a carry the loop donated
+    #     (NOTE(donated-carries)), read by nothing but this kernel, the assignment and
+    #     steps before them (so neither an output nor read by a later step), and no
+    #     eager result that may be a view of it is read by this kernel or after it;
     #   * `key` is basic (a slice, an int, None: the elements a getitem view selects),
     #     `values` has the selection's shape and the target's dtype, is read by nothing
     #     but the assignment, and is the kernel's last statement;
@@ -494,7 +498,7 @@ class _Scheduler:
             return
         target, key = assignment.args[0], assignment.args[1]
         if (not self._fresh(target) or target.meta.dtype != node.meta.dtype
-                or not self._read_only_by(target, group, also=assignment)):
+                or not self._read_before(target, group, assignment)):
             return
         own = self.names[node]
         try:
@@ -511,6 +515,29 @@ class _Scheduler:
             return
         self.names[node] = own
         self.assignments.pop(node, None)
+
+    def _read_before(self, target: Node, group: _Group, assignment: Node) -> bool:
+        """Whether every use of `target` but `assignment` is in `group`'s kernel or in a
+        step before it, and no value that may be a view of it (an eager result) is read
+        by this kernel or after it (NOTE(assignment-by-kernel))."""
+        members = {member for member, _ in group.members}
+        here = self.step_of[group.members[-1][0]]
+        pending, seen = [(user, False) for user in target.users], set()
+        while pending:
+            user, aliased = pending.pop()
+            if (user, aliased) in seen or user is assignment:
+                continue
+            seen.add((user, aliased))
+            if user in members:
+                if aliased:
+                    return False
+            elif self.kinds[user] in ("pointwise", "view") and user not in self.realized:
+                pending.extend((later, aliased) for later in user.users)
+            elif self.step_of.get(user, here) >= here:  # a later step, or the output
+                return False
+            elif self.kinds[user] == "eager" and not returns_new_array(user):
+                pending.extend((later, True) for later in user.users)
+        return True
 
     def _fresh(self, node: Node) -> bool:
         """Whether `node` is an array only this graph holds (NOTE(assignment-by-kernel))."""

@@ -375,6 +375,20 @@ def test_a_donated_carry_is_written_by_the_kernel_and_an_input_is_not():
         assert writes(kernel) == (["v_x0"] if donated else ["buf0"])
 
 
+def test_a_target_earlier_kernels_read_is_written_by_a_later_one():
+    def jacobi(a, b):  # b[1:-1] = f(a); a[1:-1] = f(b): the second kernel writes a, which the first read
+        def smooth(x):
+            return ops.add(ops.getitem(x, slice(None, -2)), ops.getitem(x, slice(2, None)))
+        b = ops.index_put(b, slice(1, -1), smooth(a))
+        return ops.index_put(a, slice(1, -1), smooth(b)), b
+
+    graph = Graph()
+    graph.donated = frozenset({"x0", "x1"})
+    graph.output(jacobi(*(graph.placeholder(f"x{n}", TensorMeta((8,), F64)) for n in range(2))))
+    scheduled = schedule(graph)
+    assert [writes(kernel) for kernel in scheduled.kernels] == [["v_x1"], ["v_x0"]] and scheduled.allocations == ()
+
+
 def test_assignments_a_kernel_cannot_write_in_place_keep_their_buffer():
     def shifted(x):  # NumPy computes every value before it writes one
         y = ops.index_put(new(x, ops.zeros, 8), slice(None), x)
@@ -392,8 +406,20 @@ def test_assignments_a_kernel_cannot_write_in_place_keep_their_buffer():
         values = ops.sin(x)
         return ops.index_put(new(x, ops.zeros, 8), slice(None), values), values
 
+    def alias_read_afterwards(x):  # einsum may return a view of its operand
+        y = new(x, ops.zeros, 8)
+        alias = ops.einsum("i->i", y)
+        return ops.index_put(y, slice(None), ops.sin(x)), ops.exp(alias)
+
+    def alias_read_by_the_kernel(x):
+        y = new(x, ops.zeros, 8)
+        alias = ops.einsum("i->i", y)
+        return ops.index_put(y, slice(1, None), ops.add(ops.getitem(alias, slice(1, None)), 1.0))
+
     cases = {
         "a shifted read of the target": shifted,
+        "a possible view of the target read afterwards": alias_read_afterwards,
+        "a possible view of the target read by the kernel": alias_read_by_the_kernel,
         "the target read afterwards": read_afterwards,
         "the target an output": output,
         "the values read elsewhere": values_read_elsewhere,
