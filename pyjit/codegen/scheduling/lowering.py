@@ -281,12 +281,13 @@ def view_source_index(node, index: tuple) -> tuple:
         raise NotLowerable(str(error)) from None
 
 
-def assigned_index(target_shape: tuple, shape: tuple, key, index: tuple) -> tuple:
-    """Where `target[key] = values` writes the element of `values` (of `shape`) at
-    `index`: the index into the target that a getitem view by `key` reads it at."""
+def assignment_index(target_shape: tuple, key, index: tuple) -> tuple:
+    """The index into an array of `target_shape` that item assignment `x[key] = ...` (a
+    basic `key`) writes at `index` of the view `x[key]`."""
     try:
+        shape = views.basic_index_shape(target_shape, key)
         return views.getitem.index_rule(_Indexing, index, target_shape, shape, key)
-    except NotImplementedError as error:
+    except (NotImplementedError, TypeError) as error:
         raise NotLowerable(str(error)) from None
 
 

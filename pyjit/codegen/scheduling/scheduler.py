@@ -39,7 +39,7 @@ from ..cfamily.vector_math import VECTOR_MATH
 from ..ir.index import Index
 from ..ir.kernel_ir import (BufferParam, Call, Constant, Dim, IndexValue, Kernel, KernelValue, Load,
                             Loop, Reduce, Scratch, Store, Var, collapse_loops, keep_reduced_values, walk_values)
-from .lowering import (NotLowerable, Operand, assigned_index, broadcast_index, canonical, check_dtype,
+from .lowering import (NotLowerable, Operand, assignment_index, broadcast_index, canonical, check_dtype,
                        contiguous_strides, is_array, is_one, offset, same_shape, typed_formula, view_source_index)
 
 # Ops whose eager result is always a new array (NOTE(epilogue-in-place)).
@@ -682,8 +682,7 @@ class _Group:
     def _store(self, node: Node, index: tuple, value: KernelValue) -> Store:
         assignment = self.scheduler.assignments.get(node)
         if assignment is not None:  # NOTE(assignment-by-kernel): at the elements the index selects
-            target, key = assignment.args[0], assignment.args[1]
-            index = assigned_index(target.meta.shape, node.meta.shape, key, index)
+            index = assignment_index(assignment.args[0].meta.shape, assignment.args[1], index)
         name = self.scheduler.kernel_buffer(node)
         return Store(name, offset(self.scheduler.buffers[name].strides, index), value)
 
