@@ -46,7 +46,7 @@ from ..graph.node import Node, map_nodes
 from ..graph.printer import literal_text
 from .cfamily.reductions import refuses_empty
 from .scheduling.lowering import canonical, is_one
-from .scheduling.scheduler import FRESH_RESULTS, EagerStep, KernelStep, Schedule, reduction_parameters
+from .scheduling.scheduler import EagerStep, KernelStep, Schedule, reduction_parameters, returns_new_array
 
 
 class GlueError(Exception):
@@ -77,10 +77,6 @@ def _unshared_count() -> int:
 
 
 UNSHARED = _unshared_count()
-# Ops whose result is always a new array, which item assignment may then write in place
-# (NOTE(assignment-in-place)).
-NEW_ARRAYS = FRESH_RESULTS | {"index_put", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-                              "full_like", "copy"}
 
 
 def layout_of(array) -> str:
@@ -254,7 +250,9 @@ class GlueWriter:
                 target = self._global(node.target, "op_")
                 args = [self._argument(arg) for arg in node.args]
                 args += [f"{key}={self._argument(value)}" for key, value in node.kwargs.items()]
-                if index in in_place:
+                if node in self.schedule.assigned:  # the values are in the target already
+                    self._emit(f"{name} = {args[0]}")
+                elif index in in_place:
                     target_name, index_text, values = args
                     self._emit(f"{target_name}[{index_text}] = {values}")
                     self._emit(f"{name} = {target_name}")
@@ -277,9 +275,9 @@ class GlueWriter:
     # result[0] = ...; result[1:] = ...`) copied it once per assignment, where NumPy
     # writes into it. The glue writes in place instead when no one can see the old
     # value: the array is one the glue made (a buffer it allocated for a kernel, or the
-    # result of an op that always returns a new array: NEW_ARRAYS), the assignment is
-    # its last use, and no array that may be a view of it (any eager result not in
-    # NEW_ARRAYS that read it, however indirectly) is used later or returned. NumPy's
+    # result of an op that always returns a new array: `returns_new_array`), the
+    # assignment is its last use, and no array that may be a view of it (any other eager
+    # result that read it, however indirectly) is used later or returned. NumPy's
     # assignment copies `values` first where it overlaps the target, as the op does.
     # Inputs are never written (the caller's arrays change only by the write-back after
     # the graph), but for those the caller donates (NOTE(donated-carries)). With reused buffers (NOTE(buffer-reuse)) a kernel's buffer goes
@@ -300,11 +298,12 @@ class GlueWriter:
                 continue
             node, name = step.node, self.schedule.names[step.node]
             reads = {self.schedule.names.get(used) for used in node.inputs() if isinstance(used, Node)} - {None}
-            if getattr(node.target, "name", None) in NEW_ARRAYS:
+            if returns_new_array(node):
                 owned.add(name)
             else:
                 views[name] = reads.union(*(views.get(read, ()) for read in reads))
-            if getattr(node.target, "name", None) != "index_put" or len(node.args) != 3 or node.kwargs:
+            if (getattr(node.target, "name", None) != "index_put" or len(node.args) != 3 or node.kwargs
+                    or node in self.schedule.assigned):  # a kernel wrote it (NOTE(assignment-by-kernel))
                 continue
             target = self.schedule.names.get(node.args[0]) if isinstance(node.args[0], Node) else None
             if target in owned and last.get(target) == index and all(

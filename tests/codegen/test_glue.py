@@ -229,11 +229,40 @@ def assert_same_outcome(compiled, module, x):
 def test_an_array_the_glue_made_is_assigned_into_in_place():
     def fill(x):  # a kernel's buffer, then two item assignments, then read by a kernel
         first = ops.index_put(ops.multiply(x, 3.0), 0, 1.0)
-        return (ops.multiply(ops.index_put(first, slice(2, None), ops.add(ops.getitem(x, slice(2, None)), 0.5)), 2.0),)
+        return (ops.multiply(ops.index_put(first, slice(2, None), ops.getitem(x, slice(None, -2))), 2.0),)
 
     x = np.linspace(0, 1, 7)
     compiled, text, module = compiled_glue(fill, x)
     assert "[0] = 1.0" in text and "[slice(2, None, None)] = " in text
+    assert_same_outcome(compiled, module, x)
+
+
+def test_values_a_kernel_wrote_into_the_target_are_not_assigned_again():
+    def taps(x):  # NOTE(assignment-by-kernel): y = zeros; y[k:] += (k + 1) * x[:n - k]; then 2-D slices
+        n = x.meta.shape[0]
+        y = x.graph.call(ops.zeros, n)
+        for k in range(3):
+            tap = ops.multiply(float(k + 1), ops.getitem(x, slice(None, n - k)))
+            y = ops.index_put(y, slice(k, None), ops.add(ops.getitem(y, slice(k, None)), tap))
+        grid = x.graph.call(ops.zeros, (3, n))
+        grid = ops.index_put(grid, (slice(1, None), slice(None, None, -1)), ops.add(ops.sqrt(y), ops.reshape(ops.getitem(x, slice(0, 2)), (2, 1))))
+        return (ops.index_put(grid, (0, slice(1, None)), ops.multiply(ops.getitem(y, slice(1, None)), 0.5)),)
+
+    x = np.linspace(0, 1, 9)
+    compiled, text, module = compiled_glue(taps, x)
+    assert "] = " not in text and "v_index_put = v_zeros\n" in text
+    assert compiled.allocations == 0
+    assert_same_outcome(compiled, module, x)
+
+
+def test_results_of_ufuncs_and_ffts_run_eagerly_are_assigned_into_in_place():
+    def spectral(x):  # complex ufuncs and FFTs run in NumPy; each result is a new array
+        divided = ops.divide(ops.negative(ops.fft(x)), 2.0)
+        return ops.index_put(ops.ifft(ops.index_put(divided, 0, 0.0)), slice(1, 3), 1.0), ops.multiply(x, 3.0)
+
+    x = np.linspace(0, 1, 8)
+    compiled, text, module = compiled_glue(spectral, x)
+    assert "v_divide[0] = 0.0" in text and "v_ifft[slice(1, 3, None)] = 1.0" in text
     assert_same_outcome(compiled, module, x)
 
 

@@ -32,17 +32,34 @@ import numpy as np
 
 from ...graph.node import Node
 from ...ops.formula import Arg, Const
+from ...ops import views
 from ...ops.shape_rules import normalize_axes
 from ..cfamily.reductions import rule_of, selects
 from ..cfamily.vector_math import VECTOR_MATH
 from ..ir.index import Index
 from ..ir.kernel_ir import (BufferParam, Call, Constant, Dim, IndexValue, Kernel, KernelValue, Load,
                             Loop, Reduce, Scratch, Store, Var, collapse_loops, keep_reduced_values, walk_values)
-from .lowering import (NotLowerable, Operand, broadcast_index, canonical, check_dtype, contiguous_strides, is_array,
-                       is_one, offset, same_shape, typed_formula, view_source_index)
+from .lowering import (NotLowerable, Operand, assignment_index, broadcast_index, canonical, check_dtype,
+                       contiguous_strides, is_array, is_one, offset, same_shape, typed_formula, view_source_index)
 
 # Ops whose eager result is always a new array (NOTE(epilogue-in-place)).
 FRESH_RESULTS = frozenset({"matmul"})
+# Ops whose result is always a new array, which item assignment may then write in place
+# (NOTE(assignment-in-place) in pyjit/codegen/glue.py, NOTE(assignment-by-kernel)); so is
+# the result of a ufunc that is not 0-d (`returns_new_array`).
+NEW_ARRAYS = FRESH_RESULTS | {"index_put", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+                              "full_like", "copy", "fft", "ifft", "rfft", "irfft"}
+
+
+def returns_new_array(node: Node) -> bool:
+    """Whether eager `node`'s value is always an array no other value refers to: an op of
+    NEW_ARRAYS, or a ufunc (the eager pointwise ops on complex numbers, float16) with an
+    array result (a 0-d one is a NumPy scalar)."""
+    name = getattr(node.target, "name", None)
+    if name in NEW_ARRAYS:
+        return True
+    return (isinstance(getattr(node.target, "numpy_impl", None), np.ufunc) and not node.kwargs
+            and is_array(node) and node.meta.shape != ())
 
 
 class FusionConflict(Exception):
@@ -81,6 +98,8 @@ class Schedule:
     names: dict[Node, str]  # the glue's name for every value it holds
     steps: list
     allocations: tuple[str, ...]  # buffers the glue allocates for kernels to write
+    # index_put nodes whose values a kernel wrote into the target (NOTE(assignment-by-kernel))
+    assigned: frozenset[Node] = frozenset()
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -168,6 +187,8 @@ class _Scheduler:
         self.kept_apart: set[Node] = set()  # values that end their kernel (NOTE(selected-values))
         self.steps: list = []
         self.kernel_buffers = 0  # buffers named so far (an in-place output drops its own)
+        self.assignments: dict[Node, Node] = {}  # values -> the index_put a kernel does (NOTE(assignment-by-kernel))
+        self.step_of: dict[Node, int] = {}  # a realized or eager node -> the position of its step
 
     def run(self) -> Schedule:
         for node in self.graph.nodes:
@@ -375,14 +396,18 @@ class _Scheduler:
                 pending.extend((source, False) for source in reversed(used.inputs()))
 
     def _finish(self) -> Schedule:
+        for position, step in enumerate(self.steps):
+            for node in ([member for member, _ in step.members] if isinstance(step, _Group) else [step.node]):
+                self.step_of[node] = position
         steps = []
         for step in self.steps:
             if isinstance(step, _Group):
                 self._write_in_place(step)
+                self._assign_in_place(step)
                 step = step.kernel_step(f"{self.prefix}{len(steps)}")
             steps.append(step)
         allocations = tuple(name for name, buffer in self.buffers.items() if buffer.origin == "kernel")
-        return Schedule(self.graph, self.buffers, self.names, steps, allocations)
+        return Schedule(self.graph, self.buffers, self.names, steps, allocations, frozenset(self.assignments.values()))
 
 
     # NOTE(epilogue-in-place): a kernel after a matrix product (its bias, activation,
@@ -415,12 +440,7 @@ class _Scheduler:
         statements = [statement for member, member_role in group.members
                       for statement in group._lower(member, member_role, lowering)]
         written = statements[-1].index
-        reads: dict[str, set] = {}
-        for statement in statements:
-            for value in walk_values(statement.value):
-                if isinstance(value, Load):
-                    reads.setdefault(value.buffer, set()).add(value.index)
-        for name, indices in reads.items():
+        for name, indices in _reads(statements).items():
             source = self.buffers[name].node if name in self.buffers else None
             if (source is not None and indices == {written} and self.kinds[source] == "eager"
                     and getattr(source.target, "name", None) in FRESH_RESULTS and source.meta.dtype == node.meta.dtype
@@ -446,6 +466,111 @@ class _Scheduler:
             else:
                 return False
         return True
+
+    # NOTE(assignment-by-kernel): item assignment `target[key] = values` is index_put,
+    # which the glue runs in place where no one sees the old target
+    # (NOTE(assignment-in-place) in pyjit/codegen/glue.py). When a kernel computes
+    # `values`, that still wrote them to a buffer of their own and then copied the
+    # buffer into the target: two passes where one does (a FIR filter's
+    # `y[k:] += h[k] * x[:n - k]` per tap: NumPy reads and writes y once per tap). So
+    # the kernel stores `values` straight into the target, at the elements `key`
+    # selects, and the index_put becomes a new name for the target. Safe when
+    #   * the target is an array no one else can see: the result of an op that always
+    #     returns a new array (`returns_new_array`) or a carry the loop donated
+    #     (NOTE(donated-carries)), read by nothing but this kernel, the assignment and
+    #     steps before them (so neither an output nor read by a later step), and no
+    #     eager result that may be a view of it is read by this kernel or after it;
+    #   * `key` is basic (a slice, an int, None: the elements a getitem view selects),
+    #     `values` has the selection's shape and the target's dtype, is read by nothing
+    #     but the assignment, and is the kernel's last statement;
+    #   * every read of the target in the kernel is at the element being written (`y[k:]`
+    #     read to add to it): each is read before it is overwritten, by the thread that
+    #     writes it; a shifted read (`y[1:] = y[:-1] + 1`) keeps the copy, as NumPy's
+    #     assignment computes every value before it writes one;
+    #   * as for epilogues: no reduction in the kernel on other devices than the CPU, and
+    #     no autotuning (timing runs would apply the assignment again).
+    def _assign_in_place(self, group: _Group) -> None:
+        node, role = group.members[-1]
+        assignment = _assignment_of(node)
+        if (assignment is None or not self.in_place or role != "full" or group.columnar
+                or (group.axes is not None and self.device != "cpu")
+                or self.buffers[self.names[node]].origin != "kernel"):
+            return
+        target, key = assignment.args[0], assignment.args[1]
+        if (not self._fresh(target) or target.meta.dtype != node.meta.dtype
+                or not self._read_before(target, group, assignment)):
+            return
+        own = self.names[node]
+        try:
+            if not same_shape(views.basic_index_shape(target.meta.shape, key), node.meta.shape):
+                return
+            self.names[node], self.assignments[node] = self.names[target], assignment
+            lowering = _Lowering(group)
+            statements = [statement for member, member_role in group.members
+                          for statement in group._lower(member, member_role, lowering)]
+        except (NotLowerable, NotImplementedError, IndexError, TypeError, ValueError):
+            statements = None
+        if statements is not None and _reads(statements).get(self.names[target], set()) <= {statements[-1].index}:
+            del self.buffers[own]
+            return
+        self.names[node] = own
+        self.assignments.pop(node, None)
+
+    def _read_before(self, target: Node, group: _Group, assignment: Node) -> bool:
+        """Whether every use of `target` but `assignment` is in `group`'s kernel or in a
+        step before it, and no value that may be a view of it (an eager result) is read
+        by this kernel or after it (NOTE(assignment-by-kernel))."""
+        members = {member for member, _ in group.members}
+        here = self.step_of[group.members[-1][0]]
+        pending, seen = [(user, False) for user in target.users], set()
+        while pending:
+            user, aliased = pending.pop()
+            if (user, aliased) in seen or user is assignment:
+                continue
+            seen.add((user, aliased))
+            if user in members:
+                if aliased:
+                    return False
+            elif self.kinds[user] in ("pointwise", "view") and user not in self.realized:
+                pending.extend((later, aliased) for later in user.users)
+            elif self.step_of.get(user, here) >= here:  # a later step, or the output
+                return False
+            elif self.kinds[user] == "eager" and not returns_new_array(user):
+                pending.extend((later, True) for later in user.users)
+        return True
+
+    def _fresh(self, node: Node) -> bool:
+        """Whether `node` is an array only this graph holds (NOTE(assignment-by-kernel))."""
+        if node.kind == "placeholder":
+            return node.name in self.graph.donated and self.kinds[node] == "input"
+        return self.kinds.get(node) == "eager" and returns_new_array(node)
+
+
+def _assignment_of(values: Node) -> Node | None:
+    """The index_put that is the one use of `values`, writing them at a basic index."""
+    users = list(values.users)
+    if len(users) != 1:
+        return None
+    user = users[0]
+    if (getattr(user.target, "name", None) != "index_put" or len(user.args) != 3 or user.kwargs
+            or user.args[2] is not values or user.args[0] is values or not isinstance(user.args[0], Node)):
+        return None
+    try:
+        basic = not any(isinstance(item, Node) for item in views.index_items(user.args[1])) and views.is_basic(
+            user.args[1])
+    except IndexError:
+        basic = False
+    return user if basic else None
+
+
+def _reads(statements) -> dict[str, set]:
+    """Buffer name -> the indices `statements` load it at."""
+    reads: dict[str, set] = {}
+    for statement in statements:
+        for value in walk_values(statement.value):
+            if isinstance(value, Load):
+                reads.setdefault(value.buffer, set()).add(value.index)
+    return reads
 
 
 class _Group:
@@ -555,6 +680,9 @@ class _Group:
         return f"acc_{node.name}"
 
     def _store(self, node: Node, index: tuple, value: KernelValue) -> Store:
+        assignment = self.scheduler.assignments.get(node)
+        if assignment is not None:  # NOTE(assignment-by-kernel): at the elements the index selects
+            index = assignment_index(assignment.args[0].meta.shape, assignment.args[1], index)
         name = self.scheduler.kernel_buffer(node)
         return Store(name, offset(self.scheduler.buffers[name].strides, index), value)
 

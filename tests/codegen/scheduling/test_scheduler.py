@@ -320,3 +320,117 @@ def test_alternating_reshapes_fuse_with_the_flat_index():
     loads = [value for value in walk_values(store.value) if isinstance(value, Load)]
     indexes = [str(store.index)] + [str(load.index) for load in loads]
     assert indexes and not any("//" in text or "%" in text for text in indexes)
+
+
+# -- NOTE(assignment-by-kernel) ------------------------------------------------------------
+F64 = np.float64
+
+
+def new(x, creation, *args, **kwargs):
+    """A creation op's node in `x`'s graph (a new array the graph owns)."""
+    return x.graph.call(creation, *args, **kwargs)
+
+
+def fir(x, h, taps=3):
+    """`y = np.zeros(n); y[k:] += h[k] * x[:n - k]` for each tap, unrolled."""
+    n = x.meta.shape[0]
+    y = new(x, ops.zeros, n)
+    for k in range(taps):
+        tap = ops.multiply(ops.getitem(h, k), ops.getitem(x, slice(None, n - k)))
+        y = ops.index_put(y, slice(k, None), ops.add(ops.getitem(y, slice(k, None)), tap))
+    return y
+
+
+def test_a_kernel_writes_assigned_values_into_the_target_at_the_selected_elements():
+    scheduled = plan(fir, TensorMeta((16,), F64), TensorMeta((3,), F64))
+    assert scheduled.allocations == () and len(scheduled.assigned) == 3
+    for k, kernel in enumerate(scheduled.kernels):
+        (store,) = statements(kernel, Store)
+        (target,) = writes(kernel)
+        assert store.buffer == target and str(store.index) == ("i0" if k == 0 else f"{k} + i0")
+        assert {load.index for load in walk_values(store.value) if isinstance(load, Load) and load.buffer == target} \
+            == {store.index}  # read where it is written, before it is
+
+
+def test_a_kernel_writes_rows_and_strided_slices_of_a_new_array():
+    def build(x):
+        grid = ops.index_put(new(x, ops.zeros, (6, 8)), (slice(1, -1), slice(2, 6)), ops.sin(x))
+        grid = ops.index_put(grid, (slice(1, -1), slice(None, None, 2)), ops.cos(x))
+        return ops.index_put(grid, 0, ops.tan(ops.getitem(ops.reshape(x, (2, 8)), 0)))
+    scheduled = plan(build, TensorMeta((4, 4), F64))
+    assert scheduled.allocations == () and len(scheduled.assigned) == 3
+    stores = [store.index for kernel in scheduled.kernels for store in statements(kernel, Store)]
+    # rows 1-4, columns 2-5; rows 1-4, even columns (one flat loop: 8 + 2k); row 0
+    assert [sorted(str(index).split(" + ")) for index in stores] == [["10", "8*i0", "i1"], ["2*i1", "8"], ["i0"]]
+
+
+def test_a_donated_carry_is_written_by_the_kernel_and_an_input_is_not():
+    def build(x):
+        return ops.index_put(x, slice(1, None), ops.multiply(ops.getitem(x, slice(1, None)), 0.5))
+    for donated in (frozenset(), frozenset({"x0"})):
+        graph = Graph()
+        graph.donated = donated
+        graph.output(build(graph.placeholder("x0", TensorMeta((8,), F64))))
+        (kernel,) = schedule(graph).kernels
+        assert writes(kernel) == (["v_x0"] if donated else ["buf0"])
+
+
+def test_a_target_earlier_kernels_read_is_written_by_a_later_one():
+    def jacobi(a, b):  # b[1:-1] = f(a); a[1:-1] = f(b): the second kernel writes a, which the first read
+        def smooth(x):
+            return ops.add(ops.getitem(x, slice(None, -2)), ops.getitem(x, slice(2, None)))
+        b = ops.index_put(b, slice(1, -1), smooth(a))
+        return ops.index_put(a, slice(1, -1), smooth(b)), b
+
+    graph = Graph()
+    graph.donated = frozenset({"x0", "x1"})
+    graph.output(jacobi(*(graph.placeholder(f"x{n}", TensorMeta((8,), F64)) for n in range(2))))
+    scheduled = schedule(graph)
+    assert [writes(kernel) for kernel in scheduled.kernels] == [["v_x1"], ["v_x0"]] and scheduled.allocations == ()
+
+
+def test_assignments_a_kernel_cannot_write_in_place_keep_their_buffer():
+    def shifted(x):  # NumPy computes every value before it writes one
+        y = ops.index_put(new(x, ops.zeros, 8), slice(None), x)
+        return ops.index_put(y, slice(1, None), ops.add(ops.getitem(y, slice(None, -1)), 1.0))
+
+    def read_afterwards(x):
+        y = new(x, ops.ones, 8)
+        return ops.index_put(y, slice(None), ops.sin(x)), ops.exp(y)
+
+    def output(x):
+        y = new(x, ops.ones, 8)
+        return ops.index_put(y, 2, ops.sin(ops.getitem(x, 2))), y
+
+    def values_read_elsewhere(x):
+        values = ops.sin(x)
+        return ops.index_put(new(x, ops.zeros, 8), slice(None), values), values
+
+    def alias_read_afterwards(x):  # einsum may return a view of its operand
+        y = new(x, ops.zeros, 8)
+        alias = ops.einsum("i->i", y)
+        return ops.index_put(y, slice(None), ops.sin(x)), ops.exp(alias)
+
+    def alias_read_by_the_kernel(x):
+        y = new(x, ops.zeros, 8)
+        alias = ops.einsum("i->i", y)
+        return ops.index_put(y, slice(1, None), ops.add(ops.getitem(alias, slice(1, None)), 1.0))
+
+    cases = {
+        "a shifted read of the target": shifted,
+        "a possible view of the target read afterwards": alias_read_afterwards,
+        "a possible view of the target read by the kernel": alias_read_by_the_kernel,
+        "the target read afterwards": read_afterwards,
+        "the target an output": output,
+        "the values read elsewhere": values_read_elsewhere,
+        "another dtype": lambda x: ops.index_put(new(x, ops.zeros, 8, dtype=F32), slice(None), ops.sin(x)),
+        "broadcast values": lambda x: ops.index_put(new(x, ops.zeros, (3, 8)), slice(None), ops.sin(x)),
+        "an advanced index": lambda x: ops.index_put(new(x, ops.zeros, 8), [1, 2],
+                                                     ops.sin(ops.getitem(x, slice(0, 2)))),
+        "an input target": lambda x: ops.index_put(x, slice(None), ops.sin(x)),
+    }
+    for what, build in cases.items():
+        scheduled = plan(build, TensorMeta((8,), F64))
+        assert not scheduled.assigned, what
+        written = {name for kernel in scheduled.kernels for name in writes(kernel)}
+        assert written and all(name.startswith("buf") for name in written), what
