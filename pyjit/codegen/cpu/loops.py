@@ -37,13 +37,9 @@ A body qualifies when
   * no reduction without an identity (max, argmax) runs over a symbolic axis (NumPy
     raises on an empty one; the glue runs it eagerly to raise), and the kernels are not
     autotuned (a tuned kernel chooses per call, NOTE(cpu-autotune)).
-NOTE(assigning-kernels): a kernel whose result only feeds the assignment after it
-(`B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])`), of the view's shape and dtype,
-and which reads nothing of the assigned array, is called in a copy that stores
-straight into the view (its store index rewritten; its other statements as they are),
-and the assignment's copy kernel goes: one pass over memory instead of two. A kernel
-that reads the array it assigns into (a stencil updated in place, `y[t] = a * y[t - 1]`)
-keeps its buffer and the copy, which NumPy's own assignment semantics need.
+An assignment whose values a kernel already stored into the target (NOTE(assignment-by-
+kernel) in the scheduler: a Jacobi sweep's `B[1:-1] = ...`) is no call at all: its result
+is the target's buffer.
 
 A buffer whose size depends on the index (`L[i, :i] * x[:i]` kept in a buffer) is
 allocated once at the largest size of the range: each axis's size is linear in the
@@ -63,8 +59,7 @@ from ...utils import counters
 from ..glue import assignments_in_place, guard_symbols, guard_text, lone_symbol
 from ..ir.index import Index
 from ..ir.kernel_ir import Call, Constant, Dim, Load, Loop, Reduce, Store, walk_values
-from ..scheduling.lowering import (NotLowerable, assignment_index, broadcast_index, canonical, is_one, offset,
-                                   same_shape)
+from ..scheduling.lowering import NotLowerable, assignment_index, broadcast_index, canonical, is_one, offset
 from ..scheduling.scheduler import EagerStep, KernelStep, make_kernel_step
 from .launch import reduces_symbolic_axis_without_identity
 
@@ -156,15 +151,11 @@ class _Planner:
     def _steps(self) -> None:
         """The calls of the loop's body, in the schedule's order."""
         in_place = assignments_in_place(self.schedule, self.layouts)
-        steps, written = self.schedule.steps, set()
-        for position, step in enumerate(steps):
-            if position in written:
-                continue
+        for position, step in enumerate(self.schedule.steps):
             if isinstance(step, KernelStep):
-                if position + 1 in in_place and self._written_into(position, steps[position + 1].node):
-                    written.add(position + 1)  # NOTE(assigning-kernels)
-                else:
-                    self._kernel(step)
+                self._kernel(step)
+            elif isinstance(step, EagerStep) and step.node in self.schedule.assigned:
+                self._assigned_by_kernel(step.node)
             elif isinstance(step, EagerStep) and position in in_place:
                 self._assignment(step.node)
             else:
@@ -213,6 +204,15 @@ class _Planner:
         self.work += sum(1 for statement in step.kernel.statements() if isinstance(statement, (Store, Reduce))
                          for value in walk_values(statement.value) if isinstance(value, (Load, Call)))
 
+    def _assigned_by_kernel(self, node: Node) -> None:
+        """An assignment whose values a kernel stored into the target (NOTE(assignment-by-
+        kernel)): its result is the target's buffer."""
+        names = self.schedule.names
+        target = names.get(node.args[0])
+        if target not in self.slots:
+            raise _Unsupported("an assignment into a value the loop does not hold")
+        self.slots[names[node]] = self.slots[target]
+
     def _assignment(self, node: Node) -> None:
         """`target[key] = values` in place, as a copy kernel over the view."""
         target, key, values = node.args
@@ -237,44 +237,6 @@ class _Planner:
         self.kernels.append(step.kernel)
         self.slots[names[node]] = self.slots[target_name]  # the assignment's result is its target
         self._kernel(step)
-
-    def _written_into(self, position: int, node: Node) -> bool:
-        """NOTE(assigning-kernels): whether the kernel of step `position` was made to write
-        straight into the view the assignment `node` after it fills (and is then called)."""
-        step, (target, key, values) = self.schedule.steps[position], node.args
-        names, buffers = self.schedule.names, self.schedule.buffers
-        name, target_name = names.get(values) if isinstance(values, Node) else None, names.get(target)
-        if (name not in step.buffers or name not in self.schedule.allocations or target_name not in self.slots
-                or self._read_elsewhere(name, position)):
-            return False
-        view_shape = basic_index_shape(target.meta.shape, key)
-        if not same_shape(values.meta.shape, view_shape) or buffers[name].dtype != buffers[target_name].dtype or any(
-                self.slots.get(other) == self.slots[target_name] for other in step.buffers):
-            return False  # a broadcast or a cast, or a kernel that reads the target (a stencil in place)
-        index = tuple(Index.const(0) if is_one(size) else Index.name(f"i{axis}") for axis, size in enumerate(view_shape))
-        into = Store(target_name, offset(buffers[target_name].strides,
-                                         assignment_index(target.meta.shape, key, index)), None)
-        try:
-            body = _retargeted(step.kernel.body, name, offset(buffers[name].strides, index), into)
-        except _Unsupported:
-            return False
-        kernel = make_kernel_step(f"{self.prefix}into{len(self.kernels)}", body, buffers)
-        self.kernels.append(kernel.kernel)
-        self._kernel(kernel)
-        self.slots[names[node]] = self.slots[target_name]
-        return True
-
-    def _read_elsewhere(self, name: str, position: int) -> bool:
-        """Whether a step other than kernel `position` and the assignment after it, or the
-        output, holds the value `name`."""
-        names = self.schedule.names
-        for other, step in enumerate(self.schedule.steps):
-            if other in (position, position + 1):
-                continue
-            used = step.buffers if isinstance(step, KernelStep) else [names.get(node) for node in step.node.inputs()]
-            if name in used:
-                return True
-        return name in {names.get(node) for node in self.graph.output_node.args[0]}
 
     def _values(self, name: str | None, meta, index: tuple, target_name: str) -> Load:
         """The assigned array at `index` of the view: one the loop holds, of the target's
@@ -321,33 +283,6 @@ class _Planner:
             lines.append(f"        {{ char *const b[] = {{{pointers}}}; const int64_t z[] = {{{values}}}; "
                          f"{callee[kernel]}(b, z); }}")
         return "\n".join(lines + ["    }", "}"])
-
-
-def _retargeted(statements: tuple, name: str, index: Index, into: Store) -> tuple:
-    """`statements` with each store into buffer `name` at `index` made into `into`'s
-    buffer at its index; _Unsupported where `name` is read, or written elsewhere."""
-    result = []
-    for statement in statements:
-        if isinstance(statement, Loop):
-            statement = dataclasses.replace(statement, body=_retargeted(statement.body, name, index, into))
-        elif isinstance(statement, Reduce):
-            _refuse_loads(statement.value, name)
-            statement = dataclasses.replace(statement, stores=_retargeted(statement.stores, name, index, into))
-        elif isinstance(statement, Store):
-            _refuse_loads(statement.value, name)
-            if statement.buffer == name:
-                if statement.index != index:
-                    raise _Unsupported(f"{name} written at {statement.index}")
-                statement = dataclasses.replace(into, value=statement.value)
-        else:
-            raise _Unsupported(f"a {type(statement).__name__} statement")
-        result.append(statement)
-    return tuple(result)
-
-
-def _refuse_loads(value, name: str) -> None:
-    if any(isinstance(part, Load) and part.buffer == name for part in walk_values(value)):
-        raise _Unsupported(f"the kernel reads {name}, which it writes")
 
 
 def _assigned_constant(value, dtype: np.dtype):

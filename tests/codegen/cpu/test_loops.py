@@ -57,6 +57,12 @@ def forward_substitution_dot(L, b):
     return x
 
 
+def fir_filter(y, x, h):
+    for k in range(h.shape[0]):
+        y[k:] += h[k] * x[:x.shape[0] - k]
+    return y
+
+
 def every_other_backwards(x):
     for i in range(x.shape[0] - 1, 0, -2):
         x[i] = x[i - 1] * 2.0 + x[i]
@@ -117,6 +123,16 @@ def test_jacobi_compiles_once_for_every_trip_count_and_runs_in_c(jit, fn, shape)
         np.testing.assert_array_equal(B, B_numpy)
         assert counters["inductor"]["loop_runs_in_c"] == runs  # zero trips included
     assert len(pyjit.cache_entries(compiled)) == 1 and counters["inductor"]["loops_in_c"] == 1
+
+
+def test_an_assignment_its_kernel_stores_into_the_target_runs_in_c(jit):
+    """`y[k:] += ...`: the scheduler has the kernel store into y (NOTE(assignment-by-
+    kernel)); the C loop makes no call for the assignment itself."""
+    rng = np.random.default_rng(5)
+    x, h = rng.standard_normal(500), rng.standard_normal(16)
+    y = jit(fir_filter)(np.zeros(500), x, h)
+    np.testing.assert_array_equal(y, fir_filter(np.zeros(500), x, h))
+    assert counters["inductor"]["loops_in_c"] == 1 and counters["inductor"]["loop_runs_in_c"] == 1
 
 
 @pytest.mark.parametrize("fn, in_c", [(forward_substitution_sum, 1), (forward_substitution_dot, 0)])
