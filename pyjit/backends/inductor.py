@@ -165,7 +165,6 @@ def _compile_graphs(items, target, options: _Options) -> list:
         counters["inductor"]["eager_fallbacks"] += len(items)
         return [graph_module for graph_module, _ in items]
     plans = []
-    target.prepare()  # while the graphs are scheduled (NOTE(parallel-builds))
     with trace.stage("schedule"):
         for position, (graph_module, example_inputs) in enumerate(items):
             layouts = _layouts(graph_module.graph, example_inputs, target)

@@ -53,11 +53,6 @@ class Target(Protocol):
         CompilerUnavailable when it is missing."""
 
     @staticmethod
-    def prepare() -> None:
-        """Start, in the background, what every library of the target needs, while a
-        graph is scheduled (NOTE(parallel-builds) in cpu/build.py); may do nothing."""
-
-    @staticmethod
     def load(kernels: list, autotune: bool = False):
         """The library of the kernel IR `kernels`: `library.kernel(name, buffers, sizes)`
         is the kernel, callable as `k(*arrays, *sizes)`; with `autotune`, its variants

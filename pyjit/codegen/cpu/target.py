@@ -12,12 +12,6 @@ class CpuTarget(OnHost):
     lowers_half = False  # float16 nodes run eagerly (NOTE(half-lowering))
 
     @staticmethod
-    def prepare() -> None:
-        """The OpenMP team's library, and on a cold cache the compiler's probe, start on a
-        background thread (NOTE(parallel-builds))."""
-        threads.prepare()
-
-    @staticmethod
     def load(kernels: list, autotune: bool = False):
         """The kernels' library; with `autotune`, every variant of each, timed at its first
         call (NOTE(cpu-autotune)). NumPy's BLAS moves onto the kernels' threads first

@@ -62,7 +62,7 @@ import threading
 from ... import config
 from . import build
 
-__all__ = ["BlasPool", "prepare", "share_with_blas", "state", "team_probes"]
+__all__ = ["BlasPool", "share_with_blas", "state", "team_probes"]
 
 _SOURCE = r"""
 /* NOTE(blas-pool), NOTE(fork-child) in pyjit/codegen/cpu/threads.py */
@@ -317,13 +317,6 @@ def share_with_blas() -> None:
                          f"expected one of {', '.join(map(repr, _CHOICES))}")
     with _lock:
         _loaded().pyjit_share_blas(int(choice == "openmp"))
-
-
-def prepare() -> None:
-    """Start building the team's library in the background (NOTE(parallel-builds)), for
-    `share_with_blas` to load; nothing once it is loaded."""
-    if _library is None:
-        build.start(_SOURCE)
 
 
 def state() -> BlasPool:

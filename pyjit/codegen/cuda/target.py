@@ -23,10 +23,6 @@ class CudaTarget:
         return build.cupy_module()
 
     @staticmethod
-    def prepare() -> None:
-        """Nothing: a CUDA source needs nothing built before it."""
-
-    @staticmethod
     def load(kernels: list, autotune: bool = False):
         from . import build
 

@@ -1,5 +1,5 @@
 """pyjit.codegen.cpu.target: the CPU target builds the OpenMP team's library while a
-graph is scheduled and while its kernels compile (NOTE(parallel-builds))."""
+graph's kernels compile (NOTE(parallel-builds))."""
 
 import json
 import os
@@ -45,31 +45,3 @@ def test_a_first_graph_compiles_its_kernels_and_the_teams_library_at_the_same_ti
     assert report["agrees"]
     assert report["counters"]["compiles"] == 2 and report["counters"]["graphs"] == 1
     assert log.read_text().split() == ["begin", "begin", "end", "end"]
-
-
-PREPARE_CHILD = textwrap.dedent("""
-    import json, pathlib, sys, time
-    from pyjit.codegen import CpuTarget
-    from pyjit.codegen.cpu import threads
-    from pyjit.utils import counters
-
-    log = pathlib.Path(sys.argv[1])
-    CpuTarget.prepare()
-    for _ in range(400):  # up to 20 s for the background compile to end
-        if log.exists() and "end" in log.read_text():
-            break
-        time.sleep(0.05)
-    before_load = log.read_text().split() if log.exists() else []
-    threads.state()  # loads the team's library
-    print(json.dumps({"before_load": before_load, "counters": dict(counters["inductor"])}))
-""")
-
-
-def test_preparing_builds_the_teams_library_before_any_graph_loads(tmp_path):
-    compiler, log = meeting_compiler(tmp_path, wanted=1)
-    result = subprocess.run([sys.executable, "-P", "-c", PREPARE_CHILD, str(log)], capture_output=True, text=True,
-                            env=child_environment(tmp_path, compiler), timeout=120, check=False)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
-    assert report["before_load"] == ["begin", "end"]
-    assert report["counters"] == {"compiler_probes": 1, "compiles": 1}
