@@ -259,7 +259,7 @@ class _Capturing:
             self._check_stack()
             if _has_small_size(body.graph):
                 raise _SmallSize("unsupported", "a size in the loop's body is 0 or 1 at the traced index")
-            self._check_guards(body)
+            self._check_guards(body, capture.bodies)
             carries = self._carries(body)
             # Unrolled, a nested loop node would be compiled again for each iteration.
             short = type(self.steps) is range and not self.bound_sources and not body.nested_loops \
@@ -304,15 +304,14 @@ class _Capturing:
         if self.capture.side_effects.checkpoint()[0] != self.mark.side_effects[0]:
             raise Break("unsupported", "the loop's body changes Python state (a list, dict or attribute)")
 
-    def _check_guards(self, body: _Body) -> None:
-        """NOTE(loop-capture): the size guards on the index hold for every index (of this
-        loop and the loops around it: NOTE(nested-loops))."""
+    def _check_guards(self, body: _Body, loops: list[_Body]) -> None:
+        """NOTE(loop-capture): the size guards on the index hold for every index of `loops`
+        (this loop's body, innermost last, and the bodies around it: NOTE(nested-loops))."""
         name = body.name
         if body.relies_on_index:
             self.bound_sources = {}  # a nested loop relied on this loop's indices: NOTE(loop-bounds)
         if any(name in str(value) for value in self.env.replacements.values()) or name in self.env.replacements:
             raise Break("unsupported", "the loop's body compares its index for equality")
-        loops = self.capture.bodies
         indices = {loop.name for loop in loops}
         kept = []
         for guard in self.env.guards[len(self.env_guards):]:
@@ -522,11 +521,7 @@ class _Capturing:
                                                  self.capture.compile_body)
             # The VJPs decided on the index too (x[i]'s scatters its gradient at i): those
             # decisions must hold for every index, as the body's own (NOTE(loop-capture)).
-            self.capture.bodies.append(body)
-            try:
-                self._check_guards(body)
-            finally:
-                self.capture.bodies.pop()
+            self._check_guards(body, [*self.capture.bodies, body])
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
             self._undo()
             if isinstance(error, PeelFirst):  # the gradient's decisions fail at the first index alone
