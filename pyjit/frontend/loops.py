@@ -1,5 +1,6 @@
 """Loops captured as loops: a `for` over a range whose body is array code becomes one
-node of the graph, its body traced once (NOTE(loop-capture)).
+node of the graph, its body traced once (NOTE(loop-capture)); `while` loops on carried
+Python numbers reuse this machinery (NOTE(while-capture) in while_loops.py).
 
 NOTE(loop-capture): at GET_ITER on a constant `range` that heads a `for` loop of two or
 more trips (with `config.capture_loops`; inside another captured body too, and over a
@@ -23,7 +24,10 @@ that the body reads becomes a placeholder of the body (`_Body.lift`). After the 
 
 The body is compiled by the capture's own backend when it is captured, and the loop
 op runs it once per index, in Python, on the arrays the previous iteration returned
-(the C loop around the kernels is a later step).
+(the C loop around the kernels is a later step). A `while` loop whose condition compares
+Python numbers the loop carries is captured the same way, as a `while_loop` node whose
+op evaluates the condition and the numbers in Python (NOTE(while-capture) in
+while_loops.py); a condition on array values stays a break.
 
 NOTE(short-loops): a loop whose trip count is a constant of the trace and whose
 unrolled ops would number at most SHORT_LOOP_OPS (64: trips times the body's ops) is
@@ -125,6 +129,7 @@ class _Body:
         self.relies_on_index = False  # a nested loop checked its guards on this loop's indices
         self.nested_loops = 0  # loop nodes captured inside, at any depth
 
+    leading = 1  # placeholders before the lifted ones: the index
     def outside(self, node: Node) -> Node:
         """`node`, of this body's graph or one around it, as a node of the enclosing graph."""
         return node if node.graph is self.parent else self.outer.lift(node)
@@ -135,7 +140,7 @@ class _Body:
             with self.graph.at(node.loc):
                 placeholder = self.graph.placeholder(f"{node.name}_in", node.meta)
             self.graph.nodes.remove(placeholder)
-            self.graph.nodes.insert(len(self.lifted) + 1, placeholder)
+            self.graph.nodes.insert(len(self.lifted) + self.leading, placeholder)
             self.lifted[node] = placeholder
         return self.lifted[node]
 
@@ -170,7 +175,8 @@ class PeelFirst(Break):
 
 def _attempt(tracer, steps: range | SymbolicRange) -> IteratorValue | None:
     span = loop_span(tracer.bytecode.instructions, tracer.index)
-    if span is None or tracer.capture.compile_body is None:
+    # A while loop's body (index None) unrolls the loops in it (NOTE(while-capture) in while_loops.py).
+    if span is None or tracer.capture.compile_body is None or any(body.index is None for body in tracer.capture.bodies):
         return None
     try:
         return _Capturing(tracer, steps, span).run()
@@ -377,7 +383,7 @@ class _Capturing:
                 self.tracer.locals[name] = before
             if isinstance(after, ConstantValue) and after.value is body.index and name in read_after:
                 self._index_after_the_loop(name)
-        self._check_carries(body, carries)
+        check_carries(carries)
         self._check_other_names(carries)
         self._check_tensors(body, carries)
         return carries
@@ -442,15 +448,6 @@ class _Capturing:
             return after  # a Python value the body read and left as it was
         return found
 
-    def _check_carries(self, body: _Body, carries: list[tuple]) -> None:
-        starts = [start for _, start, _ in carries]
-        if len(set(starts)) != len(starts):
-            raise Break("unsupported", "two of the loop's carries start as one array")
-        for holder, start, end in carries:
-            if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
-                    and end.meta.same_as(start.meta)):
-                raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
-
     def _build(self, body: _Body, carries: list[tuple]) -> None:
         """The body's graph, compiled; the loop node and its results in the enclosing graph."""
         capture, graph = self.capture, body.graph
@@ -485,7 +482,7 @@ class _Capturing:
                             "outside other loops and without symbolic sizes")
             loop = self._differentiable(loop, module, examples, starts, invariants, body)
         steps = self.steps
-        start, stop = (self.tracer.int_input(self.bound_sources[part], value) if part in self.bound_sources
+        start, stop = (self.tracer.number_input(self.bound_sources[part], value) if part in self.bound_sources
                        else value for part, value in (("start", steps.start), ("stop", steps.stop)))
         with body.parent.at(self.tracer.loc):
             node = body.parent.call(loop, start, stop, steps.step,
@@ -529,6 +526,17 @@ class _Capturing:
             why = error.explanation if isinstance(error, Break) else error.__cause__ or error
             raise Break("unsupported", f"the loop's gradient cannot be built: {why}") from None
         return differentiable
+
+
+def check_carries(carries: list[tuple]) -> None:
+    """Each carry (holder, start, end) starts as an array of its own and keeps its shape and dtype."""
+    starts = [start for _, start, _ in carries]
+    if len(set(starts)) != len(starts):
+        raise Break("unsupported", "two of the loop's carries start as one array")
+    for holder, start, end in carries:
+        if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
+                and end.meta.same_as(start.meta)):
+            raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
 
 
 def _argument_bounds(tracer, steps: range) -> dict[str, LocalSource]:
