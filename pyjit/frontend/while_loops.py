@@ -21,8 +21,8 @@ outside any loop body being traced), the loop is captured like a `for` loop
   carried numbers. A condition that reads array values (`np.max(err) > tol`) records
   array ops or needs an array's truth, and the loop is not captured: it runs as before,
   unrolled by the walk until that truth value, which is a data-dependent break;
-* the body is traced once, to the second copy of the condition (a `continue` ends the
-  iteration); its array code becomes the body's graph, as a `for` loop's, with the
+* the body is traced once, to the second copy of the condition (a `continue`, a jump
+  back to the first copy, ends the iteration there); its array code becomes the body's graph, as a `for` loop's, with the
   numbers it uses as Python-scalar inputs; the carried numbers' values at its end are
   expressions of their values at its start;
 * the node is `while_loop(*numbers, *number inputs, *array carries, *invariants)`; its
@@ -219,7 +219,8 @@ class _WhileCapture:
                 raise Break("unsupported", "the while loop's condition reads array values" if body.graph.nodes
                             or isinstance(condition, ArrayValue) else
                             "the while loop's condition is not a comparison of numbers its body changes")
-            tracer.walk(span.head + 1, (span.head, span.exit), until=span.body_end)
+            # `continue` jumps back to the first condition's label: the iteration ends there too.
+            tracer.walk(span.head + 1, (span.condition - 1, span.exit), until=span.body_end)
             self._check_state()
             arrays = self._arrays(numbers)
         finally:

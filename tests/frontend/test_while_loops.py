@@ -125,6 +125,25 @@ def test_a_fixed_count_iteration_written_as_while(jit, backend):
     assert_one_graph_with_a_loop_node()
 
 
+def skips_the_rest(u, steps, skip):
+    k = 0
+    while k < steps:
+        k += 1
+        u = u + 1.0
+        if skip:
+            continue  # a jump back to the condition, which each Python version places differently
+        u = u * 2.0
+    return u, k
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_continue_ends_the_iteration(jit, skip):
+    compiled = jit(skips_the_rest)
+    for steps in (3, 0, 6):
+        assert_identical(compiled(np.ones(3), steps, skip), skips_the_rest(np.ones(3), steps, skip))
+    assert_one_graph_with_a_loop_node()
+
+
 def test_the_graph_holds_a_while_loop_node(jit):
     explained = pyjit.explain(relax)(np.ones(8), np.ones(8), 5)
     assert explained.ops_per_graph == [["while_loop", "loop_result"]]
@@ -157,13 +176,6 @@ def stops_early(x, steps, stop):
     return x
 
 
-def test_a_break_in_the_body_runs_the_loop_as_before(jit):
-    got, want = run_both(jit, stops_early, (np.ones(3), 10, True), "eager")
-    assert_identical(got, want)
-    assert counters["loops_unrolled"]["a break or return inside the loop"] == 1
-    assert counters["stats"]["loops_captured"] == 0
-
-
 def branches_on_the_count(x, steps):
     n = 0
     while n < steps:
@@ -171,13 +183,6 @@ def branches_on_the_count(x, steps):
             x = x + 1.0
         n += 1
     return x
-
-
-def test_a_decision_on_a_carried_number_runs_the_loop_as_before(jit):
-    got, want = run_both(jit, branches_on_the_count, (np.zeros(2), 5), "eager")
-    assert_identical(got, want)
-    reason = "the truth value of a number a while loop carries, which is known only as the loop runs"
-    assert counters["loops_unrolled"][reason] == 1 and counters["stats"]["loops_captured"] == 0
 
 
 def halves(x, steps):
@@ -188,10 +193,20 @@ def halves(x, steps):
     return x, n
 
 
-def test_a_carried_number_that_changes_type_runs_the_loop_as_before(jit):
-    got, want = run_both(jit, halves, (np.zeros(2), 3), "eager")
+RUN_AS_BEFORE = {
+    "break": (stops_early, (np.ones(3), 10, True), "a break or return inside the loop"),
+    "decision_on_a_number": (branches_on_the_count, (np.zeros(2), 5),
+                             "the truth value of a number a while loop carries, which is known only as the loop runs"),
+    "number_changes_type": (halves, (np.zeros(2), 3), "the loop's body changes the type of 'n', a number it carries"),
+}
+
+
+@pytest.mark.parametrize("name", list(RUN_AS_BEFORE))
+def test_a_body_that_cannot_be_traced_once_runs_the_loop_as_before_with_its_reason(jit, name):
+    fn, args, reason = RUN_AS_BEFORE[name]
+    got, want = run_both(jit, fn, args, "eager")
     assert_identical(got, want)
-    assert counters["loops_unrolled"]["the loop's body changes the type of 'n', a number it carries"] == 1
+    assert counters["loops_unrolled"][reason] == 1 and counters["stats"]["loops_captured"] == 0
 
 
 def doubled_after(x, steps):
