@@ -83,7 +83,8 @@ class CarriedNumber:
     __truediv__, __rtruediv__ = _binary(operator.truediv), _binary(operator.truediv, True)
     __floordiv__, __rfloordiv__ = _binary(operator.floordiv), _binary(operator.floordiv, True)
     __mod__, __rmod__ = _binary(operator.mod), _binary(operator.mod, True)
-    __lt__, __le__, __gt__, __ge__ = _binary(operator.lt), _binary(operator.le), _binary(operator.gt), _binary(operator.ge)
+    __lt__, __le__ = _binary(operator.lt), _binary(operator.le)
+    __gt__, __ge__ = _binary(operator.gt), _binary(operator.ge)
     __eq__, __ne__ = _binary(operator.eq), _binary(operator.ne)
     del _binary
 

@@ -22,9 +22,9 @@ outside any loop body being traced), the loop is captured like a `for` loop
   array ops or needs an array's truth, and the loop is not captured: it runs as before,
   unrolled by the walk until that truth value, which is a data-dependent break;
 * the body is traced once, to the second copy of the condition (a `continue`, a jump
-  back to the first copy, ends the iteration there); its array code becomes the body's graph, as a `for` loop's, with the
-  numbers it uses as Python-scalar inputs; the carried numbers' values at its end are
-  expressions of their values at its start;
+  back to the first copy, ends the iteration there); its array code becomes the body's
+  graph, as a `for` loop's, with the numbers it uses as Python-scalar inputs; the
+  carried numbers' values at its end are expressions of their values at its start;
 * the node is `while_loop(*numbers, *number inputs, *array carries, *invariants)`; its
   op evaluates the condition and the numbers with Python's operators and runs the
   compiled body while the condition holds (zero times included), in Python; its
@@ -56,8 +56,8 @@ from .breaks import Break
 from .bytecode import Instr, Label, local_reads, local_stores, locals_read_after, locals_read_first
 from .carried_numbers import CarriedNumber, after_loop, evaluate, leaf
 from .codemap import CodeMap
-from .loops import (LOOP_RESULT, _assigned_into, _Body, _example, _holder_name, _owned, _unrolled, bind_symbols,
-                    check_carries)
+from .loops import (LOOP_RESULT, LoopBody, assigned_into, bind_symbols, check_carries, example_of, holder_name,
+                    log_unrolled, owned_state)
 from .sources import LocalSource
 from .values import ArrayValue, ConstantValue, Value
 
@@ -155,11 +155,11 @@ def capture_while(tracer, span: WhileSpan) -> int | None:
         return attempt.run()
     except Break as why:
         attempt.undo()
-        _unrolled(tracer, why)
+        log_unrolled(tracer, why)
         return None
 
 
-class _WhileBody(_Body):
+class _WhileBody(LoopBody):
     """A while loop's body being traced: no index; the numbers its array code uses are
     its first placeholders (NOTE(carried-numbers))."""
 
@@ -266,7 +266,7 @@ class _WhileCapture:
         self.mark, self.locals = self.capture.checkpoint(), dict(tracer.locals)  # what loading them recorded stays
         numbers = carried + inputs
         for position, (name, before) in enumerate(numbers):
-            hint = self._example(before)
+            hint = self._number_example(before)
             tracer.locals[name] = ConstantValue(leaf(position, hint))
         self.carried = len(carried)
         return numbers
@@ -281,7 +281,7 @@ class _WhileCapture:
             return None
         return LocalSource(slot, name) if type(self.capture.frame.args[slot]) in _NUMBERS else None
 
-    def _example(self, before: Value | LocalSource):
+    def _number_example(self, before: Value | LocalSource):
         return self.capture.frame.args[before.slot] if isinstance(before, LocalSource) else before.value
 
     def _check_state(self) -> None:
@@ -329,7 +329,7 @@ class _WhileCapture:
 
     def _check_number(self, name: str, numbers: list, after: Value | None) -> None:
         position = next(position for position, (carried, _) in enumerate(numbers) if carried == name)
-        before = self._example(numbers[position][1])
+        before = self._number_example(numbers[position][1])
         value = after.value if isinstance(after, ConstantValue) else None
         hint = value.hint if isinstance(value, CarriedNumber) else value
         if isinstance(after, ArrayValue):
@@ -358,21 +358,21 @@ class _WhileCapture:
                  *(body.lifted[node] for node in invariants), *symbols]
         graph.nodes[:len(order)] = order
         graph.output(tuple(carry_out))
-        donated = [position for position, placeholder in enumerate(carry_in) if _assigned_into(placeholder)]
+        donated = [position for position, placeholder in enumerate(carry_in) if assigned_into(placeholder)]
         if not config.verify_correctness:
             graph.donated = frozenset(carry_in[position].name for position in donated)
         module = GraphModule(graph)
-        examples = [*(_example(node) for node in carry_in), *(number.hint for number in operands),
-                    *(_example(node) for node in order[len(carry_in) + len(operands):])]
+        examples = [*(example_of(node) for node in carry_in), *(number.hint for number in operands),
+                    *(example_of(node) for node in order[len(carry_in) + len(operands):])]
         try:
             compiled = capture.compile_body(module, examples)
         except Exception as error:  # correctness first: the loop runs as before
             raise Break("unsupported", f"the backend failed on the loop's body: {error.__cause__ or error}") from None
         updates = [tracer.locals[name].value for name, _ in numbers[:self.carried]]
-        types = tuple(type(self._example(before)) for _, before in numbers[:self.carried])
+        types = tuple(type(self._number_example(before)) for _, before in numbers[:self.carried])
         loop = _while_op(compiled, _Program(condition, updates, operands), (len(numbers), len(carries)), types,
                          pure=not graph.impure_calls(), owned=tuple(donated) if graph.donated else ())
-        starts = [tracer.number_input(before, self._example(before)) if isinstance(before, LocalSource)
+        starts = [tracer.number_input(before, self._number_example(before)) if isinstance(before, LocalSource)
                   else before.value for _, before in numbers]
         with body.parent.at(tracer.loc):
             node = body.parent.call(loop, *starts, *(start for _, start, _ in carries), *invariants,
@@ -382,7 +382,7 @@ class _WhileCapture:
         where = tracer.loc.describe() if tracer.loc is not None else "?"
         _code_log.debug("TRACED WHILE LOOP at %s, carries %s\n%s", where,
                         ", ".join([*(name for name, _ in numbers[:self.carried]),
-                                   *(_holder_name(holder) for holder, _, _ in carries)]), module.code)
+                                   *(holder_name(holder) for holder, _, _ in carries)]), module.code)
 
     def _results(self, node: Node, numbers: list, carries: list[tuple]) -> None:
         """The loop's results: the array carries' new values, and the carried numbers read
@@ -401,7 +401,7 @@ class _WhileCapture:
         for position, (name, before) in enumerate(numbers):
             if position < self.carried and name in read_after:
                 result = parent.call(LOOP_RESULT, node, len(carries) + position)
-                tracer.locals[name] = ConstantValue(after_loop(result, self._example(before)))
+                tracer.locals[name] = ConstantValue(after_loop(result, self._number_example(before)))
             elif name in self.locals:
                 tracer.locals[name] = self.locals[name]
             else:
@@ -441,7 +441,7 @@ def _while_op(body, program: _Program, counts: tuple[int, int], types: tuple, pu
             memo: dict = {}
             state = body(*state, *(evaluate(number, values, memo) for number in operands), *invariants)
             if owned:
-                state = _owned(state, owned, args)
+                state = owned_state(state, owned, args)
             values[:len(updates)] = [evaluate(update, values, memo) for update in updates]
         return (*state, *values[:len(updates)])
 
