@@ -16,6 +16,7 @@ from ..autograd import Tensor
 from ..ops import REGISTRY
 from .attributes import load_attr
 from .breaks import Break
+from .carried_numbers import CarriedNumber
 from .containers import build_set
 from .iteration import ITERATOR_BUILTINS, consume, iterate, iterator_builtin
 from .loop_ranges import symbolic_range
@@ -26,6 +27,10 @@ from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, 
 
 
 def call_builtin(tracer, fn, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    if fn is not builtins.abs and any(isinstance(arg, ConstantValue) and isinstance(arg.value, CarriedNumber)
+                                      for arg in (*args, *kwargs.values())):
+        # `type(t)`, `isinstance(t, float)` would answer for the stand-in (NOTE(carried-numbers)).
+        raise Break("unsupported", f"{getattr(fn, '__name__', 'a builtin')}() on a number a while loop carries")
     if fn is builtins.len and len(args) == 1 and not kwargs:
         return ConstantValue(_length(args[0]))
     if fn is operator.getitem and len(args) == 2 and not kwargs:

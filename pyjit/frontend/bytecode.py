@@ -452,6 +452,19 @@ def local_reads(instructions: list) -> dict[str, int]:
     return counts
 
 
+def local_stores(instructions: list) -> set[str]:
+    """The local variables some instruction stores or deletes."""
+    names = set()
+    for instr in instructions:
+        if isinstance(instr, Label):
+            continue
+        if instr.name in PAIRS:
+            names.update(name for part, name in zip(PAIRS[instr.name], instr.arg) if part == "STORE_FAST")
+        elif instr.name in ("STORE_FAST", "DELETE_FAST"):
+            names.add(instr.arg)
+    return names
+
+
 def locals_read_after(instructions: list, start: int, skipped: range = range(0)) -> set[str]:
     """The local variables some instruction reachable from `instructions[start]` reads,
     those at the indices `skipped` left out: a safe superset of the locals live there."""

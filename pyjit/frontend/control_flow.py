@@ -76,7 +76,8 @@ def _jump_or_pop(tracer, instr):
 # jump to END_FOR (CPython skips it and pops the iterator itself; walking it with a
 # stand-in for the item does the same: 3.12's END_FOR pops both, 3.13's pops the
 # stand-in and the POP_TOP after it the iterator). Backward jumps are walked like
-# forward ones, so a `while` loop whose condition folds unrolls too; a condition on
+# forward ones, so a `while` loop not captured (NOTE(while-capture) in while_loops.py)
+# whose condition folds unrolls too; a condition on
 # array data is a data-dependent break. `Tracer.run` counts the instructions a trace
 # interprets (inlined calls included) and a backward jump beyond `config.unroll_limit`
 # is a graph break: the graph so far runs and the rest of the loop runs in Python.

@@ -23,9 +23,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..graph import SymInt
+from ..graph import Node, SymInt
 from .breaks import Break
 from .bytecode import NULL_BEFORE_CALLABLE, FreeVar, Instr, Label, call_instructions, name_arg, reachable_from
+from .carried_numbers import CarriedNumber
 from .functionalise import write_back
 from .sources import AttrSource, BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, DictValue, IteratorValue, SequenceValue, Value,
@@ -72,6 +73,15 @@ def write_back_inputs(written: list[tuple[Source, int]], code, loc) -> list[Inst
     return body
 
 
+def computed_node(value: Value) -> Node | None:
+    """The graph's node that computes `value`: an array's without a source, or a number a
+    while loop carried out of it (NOTE(carried-numbers)); None for other values."""
+    if isinstance(value, ArrayValue) and value.source is None:
+        return value.node
+    number = value.value if isinstance(value, ConstantValue) else None
+    return number.node if isinstance(number, CarriedNumber) else None
+
+
 def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None = None) -> list[Instr]:
     """Instructions pushing `value`: re-read from its source, taken from the graph's
     result (`outputs`: its nodes in order), or built from constants; a value (or an
@@ -80,8 +90,9 @@ def rebuild(value: Value, outputs: list, code, loc, temps: dict[int, str] | None
         return [Instr("LOAD_FAST", temps[id(value)], loc=loc)]
     if value.source is not None:
         return load_source(value.source, code, loc)
-    if isinstance(value, ArrayValue):
-        index = next(i for i, node in enumerate(outputs) if node is value.node)
+    node = computed_node(value)
+    if node is not None:
+        index = next(i for i, output in enumerate(outputs) if output is node)
         return [Instr("LOAD_FAST", RESULT, loc=loc), Instr("LOAD_CONST", index, loc=loc),
                 Instr("BINARY_SUBSCR", loc=loc)]
     if isinstance(value, SequenceValue):

@@ -30,6 +30,7 @@ from ..ops.registry import Composite, Op
 from ..source import SourceLoc
 from .breaks import Break, graph_break
 from .bytecode import Instr, Label, decoded
+from .carried_numbers import CarriedNumber
 from .control_flow import WITH_CLEANUP
 from .functionalise import check_new_input
 from .guards import GuardSet
@@ -41,6 +42,7 @@ from .side_effects import SideEffects
 from .sources import BuiltinSource, ClosureSource, GlobalSource, LocalSource, Source
 from .values import (NULL, ArrayValue, CallableValue, ConstantValue, ModuleValue, ObjectValue, SequenceValue,
                      SUPPORTED_BUILTINS, Value, describe, reaches, registry_entry)
+from .while_loops import capture_while, number_arg, while_loops
 
 _GRAD_MODE_EXIT = inspect.getattr_static(no_grad, "__exit__")  # never suppresses: NOTE(grad-mode-with)
 # Python values a graph may bake in, checked by value (NOTE(constant-guards) in guards.py).
@@ -188,15 +190,19 @@ class Tracer:
         past `config.unroll_limit` is a break, so the walk always ends."""
         return self.walk(0)
 
-    def walk(self, index: int, region: tuple[int, int] | None = None) -> Value | None:
+    def walk(self, index: int, region: tuple[int, int] | None = None, until: int | None = None) -> Value | None:
         """Interpret from `instructions[index]` until RETURN (its value); with `region`
         (head, end), a loop body's instructions: until a jump back to the head (None),
-        and a Break where control would leave the loop otherwise (NOTE(loop-capture))."""
+        and a Break where control would leave the loop otherwise (NOTE(loop-capture));
+        with `until`, also None on reaching `instructions[until]` (NOTE(while-capture))."""
         instructions = self.bytecode.instructions
+        heads = while_loops(self)
         label_at = {id(item): index for index, item in enumerate(instructions) if isinstance(item, Label)}
         capture = self.capture
         limit = capture.instruction_limit
         while index < len(instructions):
+            if index == until:
+                return None
             instr = instructions[index]
             index += 1
             if isinstance(instr, Label):
@@ -205,6 +211,11 @@ class Tracer:
             self.instr, self.index, self.stack_before = instr, index - 1, list(self.stack)
             if instr.loc is not None and instr.loc.lineno is not None:
                 self.loc = SourceLoc(self.code.co_filename, instr.loc.lineno)
+            if index - 1 in heads:
+                past = capture_while(self, heads[index - 1])
+                if past is not None:
+                    index = past
+                    continue
             handler = HANDLERS.get(instr.name)
             if handler is None:
                 raise unhandled_reason(instr.name)
@@ -479,18 +490,19 @@ class Tracer:
         value = capture.input_of[source] = ArrayValue(node, source, tensor)
         return value
 
-    def int_input(self, source: Source, example: int) -> Node:
-        """A graph input for the int at `source`, which the graph takes as an argument
-        instead of baking it in (NOTE(loop-bounds)); its guard is then its type alone."""
+    def number_input(self, source: Source, example: int | float) -> Node:
+        """A graph input for the int or float at `source`, which the graph takes as an
+        argument instead of baking it in (NOTE(loop-bounds) in loops.py, NOTE(while-capture)
+        in while_loops.py); its guard is then its type alone."""
         capture = self.capture
         graph = capture.root_graph
         with graph.at(self.loc):
-            node = graph.placeholder(str(source), int)
+            node = graph.placeholder(str(source), type(example))
         graph.nodes.remove(node)
         graph.nodes.insert(len(capture.inputs), node)
         capture.inputs.append((source, example, node))
         capture.input_of[source] = ConstantValue(example, source)
-        self.guards.unpin(source, int)
+        self.guards.unpin(source, type(example))
         return node
 
     def _size(self, source: Source, dim: int, size: int):
@@ -546,7 +558,7 @@ class Tracer:
             # A value from outside the loop body being traced: NOTE(loop-capture).
             return node if node.graph is self.graph else self.capture.bodies[-1].lift(node)
         if isinstance(value, ConstantValue):
-            return value.value
+            return number_arg(self, value.value) if isinstance(value.value, CarriedNumber) else value.value
         if isinstance(value, SequenceValue):
             return value.kind(self.as_arg(item) for item in value.items)
         if isinstance(value, CallableValue) and value.kind == "builtin" and value.target in (int, float, bool):

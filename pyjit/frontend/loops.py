@@ -1,5 +1,6 @@
 """Loops captured as loops: a `for` over a range whose body is array code becomes one
-node of the graph, its body traced once (NOTE(loop-capture)).
+node of the graph, its body traced once (NOTE(loop-capture)); `while` loops on carried
+Python numbers reuse this machinery (NOTE(while-capture) in while_loops.py).
 
 NOTE(loop-capture): at GET_ITER on a constant `range` that heads a `for` loop of two or
 more trips (with `config.capture_loops`; inside another captured body too, and over a
@@ -8,7 +9,7 @@ interpreter walks the loop's body once (`Tracer.walk` with the loop's region) in
 graph of its own, the *body*, with the induction variable a symbol of the shape env
 (`ShapeEnv.create_index`, its hint the range's middle value) that slices and indices
 carry (`A[i, :i]` is a getitem whose bounds are `s3`). An array of the enclosing graph
-that the body reads becomes a placeholder of the body (`_Body.lift`). After the walk:
+that the body reads becomes a placeholder of the body (`LoopBody.lift`). After the walk:
 
 * the *carries* are the values the body changed: arrays it updated in place
   (NOTE(functionalisation): the `rebound` journal of the capture) and locals it
@@ -24,7 +25,10 @@ that the body reads becomes a placeholder of the body (`_Body.lift`). After the 
 The body is compiled by the capture's own backend when it is captured, and the loop
 op runs it once per index, in Python, on the arrays the previous iteration returned,
 or once in all where the compiled body has a `run_loop` (NOTE(c-loops) in
-pyjit/codegen/cpu/loops.py: the inductor's C loop around the body's kernels).
+pyjit/codegen/cpu/loops.py: the inductor's C loop around the body's kernels). A `while`
+loop whose condition compares Python numbers the loop carries is captured the same way,
+as a `while_loop` node whose op evaluates the condition and the numbers in Python
+(NOTE(while-capture) in while_loops.py); a condition on array values stays a break.
 
 NOTE(short-loops): a loop whose trip count is a constant of the trace and whose
 unrolled ops would number at most SHORT_LOOP_OPS (64: trips times the body's ops) is
@@ -112,11 +116,11 @@ LOOP_RESULT = Op("loop_result", category="other", impl=lambda xp, loop, position
                  doc="one carry of a loop node's result (NOTE(loop-capture))")
 
 
-class _Body:
+class LoopBody:
     """A loop body being traced: its graph, the placeholders lifted into it, its index and
     range, and the body it is nested in (NOTE(nested-loops))."""
 
-    def __init__(self, parent: Graph, index: SymInt, steps: range | SymbolicRange, outer: _Body | None):
+    def __init__(self, parent: Graph, index: SymInt, steps: range | SymbolicRange, outer: LoopBody | None):
         self.parent, self.steps, self.outer = parent, steps, outer
         self.graph = Graph("body", shape_env=parent.shape_env)
         self.index = index
@@ -126,6 +130,7 @@ class _Body:
         self.relies_on_index = False  # a nested loop checked its guards on this loop's indices
         self.nested_loops = 0  # loop nodes captured inside, at any depth
 
+    leading = 1  # placeholders before the lifted ones: the index
     def outside(self, node: Node) -> Node:
         """`node`, of this body's graph or one around it, as a node of the enclosing graph."""
         return node if node.graph is self.parent else self.outer.lift(node)
@@ -136,7 +141,7 @@ class _Body:
             with self.graph.at(node.loc):
                 placeholder = self.graph.placeholder(f"{node.name}_in", node.meta)
             self.graph.nodes.remove(placeholder)
-            self.graph.nodes.insert(len(self.lifted) + 1, placeholder)
+            self.graph.nodes.insert(len(self.lifted) + self.leading, placeholder)
             self.lifted[node] = placeholder
         return self.lifted[node]
 
@@ -171,18 +176,19 @@ class PeelFirst(Break):
 
 def _attempt(tracer, steps: range | SymbolicRange) -> IteratorValue | None:
     span = loop_span(tracer.bytecode.instructions, tracer.index)
-    if span is None or tracer.capture.compile_body is None:
+    # A while loop's body (index None) unrolls the loops in it (NOTE(while-capture) in while_loops.py).
+    if span is None or tracer.capture.compile_body is None or any(body.index is None for body in tracer.capture.bodies):
         return None
     try:
         return _Capturing(tracer, steps, span).run()
     except PeelFirst as why:
         return _peeled(tracer, steps, span, why)
     except Break as why:
-        _unrolled(tracer, why)
+        log_unrolled(tracer, why)
         return None
 
 
-def _unrolled(tracer, why: Break) -> None:
+def log_unrolled(tracer, why: Break) -> None:
     where = tracer.loc.describe() if tracer.loc is not None else "?"
     counters["loops_unrolled"][why.explanation] += 1
     _log.debug("Loop at %s unrolled: %s", where, why.explanation)
@@ -202,7 +208,7 @@ def _peeled(tracer, steps: range, span: tuple[int, int, int], why: Break) -> Ite
         tracer.capture.rollback(mark)
         tracer.locals.clear()
         tracer.locals.update(saved[0])
-        _unrolled(tracer, why)
+        log_unrolled(tracer, why)
         return None
     finally:
         tracer.stack, tracer.returned, tracer.jump_to = saved[1], None, None
@@ -213,7 +219,7 @@ def _peeled(tracer, steps: range, span: tuple[int, int, int], why: Break) -> Ite
         try:
             captured = _Capturing(tracer, rest, span).run()
         except Break as again:
-            _unrolled(tracer, again)
+            log_unrolled(tracer, again)
     return captured if captured is not None else iterate(tracer, ConstantValue(rest))
 
 
@@ -250,7 +256,7 @@ class _Capturing:
     def _run_at(self, hint: int) -> IteratorValue | None:
         tracer, capture = self.tracer, self.capture
         outer = capture.bodies[-1] if capture.bodies else None
-        body = _Body(capture.graph, self.env.create_index(hint, "a loop index"), self.steps, outer)
+        body = LoopBody(capture.graph, self.env.create_index(hint, "a loop index"), self.steps, outer)
         capture.bodies.append(body)
         capture.graph = body.graph
         try:
@@ -260,7 +266,7 @@ class _Capturing:
             self._check_stack()
             if _has_small_size(body.graph):
                 raise _SmallSize("unsupported", "a size in the loop's body is 0 or 1 at the traced index")
-            self._check_guards(body)
+            self._check_guards(body, capture.bodies)
             carries = self._carries(body)
             # Unrolled, a nested loop node would be compiled again for each iteration.
             short = type(self.steps) is range and not self.bound_sources and not body.nested_loops \
@@ -278,7 +284,7 @@ class _Capturing:
         self._back_at_get_iter()
         return IteratorValue([], made_by=(builtins.iter, [], range(0)))
 
-    def _leave(self, body: _Body) -> None:
+    def _leave(self, body: LoopBody) -> None:
         """Record into the enclosing graph again (once, whatever ended the walk)."""
         if self.capture.bodies and self.capture.bodies[-1] is body:
             self.capture.graph = body.parent
@@ -305,15 +311,14 @@ class _Capturing:
         if self.capture.side_effects.checkpoint()[0] != self.mark.side_effects[0]:
             raise Break("unsupported", "the loop's body changes Python state (a list, dict or attribute)")
 
-    def _check_guards(self, body: _Body) -> None:
-        """NOTE(loop-capture): the size guards on the index hold for every index (of this
-        loop and the loops around it: NOTE(nested-loops))."""
+    def _check_guards(self, body: LoopBody, loops: list[LoopBody]) -> None:
+        """NOTE(loop-capture): the size guards on the index hold for every index of `loops`
+        (this loop's body, innermost last, and the bodies around it: NOTE(nested-loops))."""
         name = body.name
         if body.relies_on_index:
             self.bound_sources = {}  # a nested loop relied on this loop's indices: NOTE(loop-bounds)
         if any(name in str(value) for value in self.env.replacements.values()) or name in self.env.replacements:
             raise Break("unsupported", "the loop's body compares its index for equality")
-        loops = self.capture.bodies
         indices = {loop.name for loop in loops}
         kept = []
         for guard in self.env.guards[len(self.env_guards):]:
@@ -333,7 +338,7 @@ class _Capturing:
                 self._guard_fails(body, guard, failed)
         self.env.guards[len(self.env_guards):] = kept
 
-    def _guard_fails(self, body: _Body, guard, failed: tuple) -> None:
+    def _guard_fails(self, body: LoopBody, guard, failed: tuple) -> None:
         if len(failed) > 1:
             raise Break("unsupported", f"the loop's body relies on {guard}, which does not hold for the indices "
                         f"{failed}")
@@ -344,7 +349,7 @@ class _Capturing:
                             f"{failed[0]}")
         raise Break("unsupported", f"the loop's body relies on {guard}, which does not hold for the index {failed[0]}")
 
-    def _carries(self, body: _Body) -> list[tuple]:
+    def _carries(self, body: LoopBody) -> list[tuple]:
         """The loop's carries: (holder, node before the loop, node at the end of the body),
         the holder a value updated in place or a local's name; locals the body set and
         nobody reads after it are put back."""
@@ -379,7 +384,7 @@ class _Capturing:
                 self.tracer.locals[name] = before
             if isinstance(after, ConstantValue) and after.value is body.index and name in read_after:
                 self._index_after_the_loop(name)
-        self._check_carries(body, carries)
+        check_carries(carries)
         self._check_other_names(carries)
         self._check_tensors(body, carries)
         return carries
@@ -398,7 +403,7 @@ class _Capturing:
                     raise Break("unsupported", f"the loop's body reads {name!r}, the array {holder!r} held before "
                                 "the loop")
 
-    def _check_tensors(self, body: _Body, carries: list[tuple]) -> None:
+    def _check_tensors(self, body: LoopBody, carries: list[tuple]) -> None:
         """A body that reads pyjit.Tensor values makes a differentiable loop
         (NOTE(loop-gradient)) whose carries are Tensors when it runs, so each must be one
         at the end of the body; one that was an array before the loop is an array after
@@ -444,16 +449,7 @@ class _Capturing:
             return after  # a Python value the body read and left as it was
         return found
 
-    def _check_carries(self, body: _Body, carries: list[tuple]) -> None:
-        starts = [start for _, start, _ in carries]
-        if len(set(starts)) != len(starts):
-            raise Break("unsupported", "two of the loop's carries start as one array")
-        for holder, start, end in carries:
-            if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
-                    and end.meta.same_as(start.meta)):
-                raise Break("unsupported", f"the loop's body changes the shape or dtype of {_holder_name(holder)}")
-
-    def _build(self, body: _Body, carries: list[tuple]) -> None:
+    def _build(self, body: LoopBody, carries: list[tuple]) -> None:
         """The body's graph, compiled; the loop node and its results in the enclosing graph."""
         capture, graph = self.capture, body.graph
         carry_in = [body.lift(start) for _, start, _ in carries]
@@ -465,13 +461,13 @@ class _Capturing:
         order = [body.index_node, *carry_in, *(body.lifted[node] for node in invariants), *symbols]
         graph.nodes[:len(order)] = order
         graph.output(tuple(carry_out))
-        donated = [position for position, placeholder in enumerate(carry_in) if _assigned_into(placeholder)]
+        donated = [position for position, placeholder in enumerate(carry_in) if assigned_into(placeholder)]
         # Neither the correctness check nor the gradient's recomputation (NOTE(loop-gradient))
         # may have the body write over arrays it runs the body on again.
         if not (config.verify_correctness or self.tensors):
             graph.donated = frozenset(carry_in[position].name for position in donated)
         module = GraphModule(graph)
-        examples = [body.index.hint, *(_example(node) for node in order[1:])]
+        examples = [body.index.hint, *(example_of(node) for node in order[1:])]
         try:
             compiled = capture.compile_body(module, examples)
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
@@ -487,7 +483,7 @@ class _Capturing:
                             "outside other loops and without symbolic sizes")
             loop = self._differentiable(loop, module, examples, starts, invariants, body)
         steps = self.steps
-        start, stop = (self.tracer.int_input(self.bound_sources[part], value) if part in self.bound_sources
+        start, stop = (self.tracer.number_input(self.bound_sources[part], value) if part in self.bound_sources
                        else value for part, value in (("start", steps.start), ("stop", steps.stop)))
         with body.parent.at(self.tracer.loc):
             node = body.parent.call(loop, start, stop, steps.step,
@@ -509,10 +505,10 @@ class _Capturing:
         where = self.tracer.loc.describe() if self.tracer.loc is not None else "?"
         in_c = ", run as one C loop (NOTE(c-loops))" if getattr(compiled, "run_loop", None) is not None else ""
         _code_log.debug("TRACED LOOP at %s over %r, carries %s%s\n%s", where, steps,
-                        ", ".join(_holder_name(holder) for holder, _, _ in carries), in_c, module.code)
+                        ", ".join(holder_name(holder) for holder, _, _ in carries), in_c, module.code)
 
     def _differentiable(self, loop: Op, module: GraphModule, examples: list, starts: list[Node],
-                        invariants: list[Node], body: _Body) -> Op:
+                        invariants: list[Node], body: LoopBody) -> Op:
         """The loop op of a body that reads Tensors: one packed result and a VJP
         (NOTE(loop-gradient)); the gradient is built where a lifted value requires grad."""
         self.tracer.guards.grad_mode()
@@ -524,11 +520,7 @@ class _Capturing:
                                                  self.capture.compile_body)
             # The VJPs decided on the index too (x[i]'s scatters its gradient at i): those
             # decisions must hold for every index, as the body's own (NOTE(loop-capture)).
-            self.capture.bodies.append(body)
-            try:
-                self._check_guards(body)
-            finally:
-                self.capture.bodies.pop()
+            self._check_guards(body, [*self.capture.bodies, body])
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
             self._undo()
             if isinstance(error, PeelFirst):  # the gradient's decisions fail at the first index alone
@@ -536,6 +528,17 @@ class _Capturing:
             why = error.explanation if isinstance(error, Break) else error.__cause__ or error
             raise Break("unsupported", f"the loop's gradient cannot be built: {why}") from None
         return differentiable
+
+
+def check_carries(carries: list[tuple]) -> None:
+    """Each carry (holder, start, end) starts as an array of its own and keeps its shape and dtype."""
+    starts = [start for _, start, _ in carries]
+    if len(set(starts)) != len(starts):
+        raise Break("unsupported", "two of the loop's carries start as one array")
+    for holder, start, end in carries:
+        if not (isinstance(end.meta, TensorMeta) and end.meta.dtype == start.meta.dtype
+                and end.meta.same_as(start.meta)):
+            raise Break("unsupported", f"the loop's body changes the shape or dtype of {holder_name(holder)}")
 
 
 def _argument_bounds(tracer, steps: range) -> dict[str, LocalSource]:
@@ -570,12 +573,12 @@ def _argument_bounds(tracer, steps: range) -> dict[str, LocalSource]:
 # twice; a view). A backend that ignores `donated` costs the one copy. Under
 # config.verify_correctness nothing is donated: the check runs the body again on the
 # same arrays.
-def _assigned_into(placeholder: Node) -> bool:
+def assigned_into(placeholder: Node) -> bool:
     return any(getattr(user.target, "name", None) == "index_put" and user.args[0] is placeholder
                for user in placeholder.users)
 
 
-def _owned(state: tuple, owned: tuple[int, ...], shared: tuple) -> tuple:
+def owned_state(state: tuple, owned: tuple[int, ...], shared: tuple) -> tuple:
     """`state` with a copy of each donated carry that another value may share: one of
     `shared` (the invariants, the caller's arrays), another carry, or a view's base."""
     state = list(state)
@@ -604,7 +607,7 @@ def _loop_op(body, carries: int, pure: bool, owned: tuple[int, ...] = ()) -> Op:
         for index in range(start, stop, step):
             state = body(index, *state, *invariants)
             if owned:
-                state = _owned(state, owned, shared)
+                state = owned_state(state, owned, shared)
         return tuple(state)
 
     def meta(start, stop, step, *metas):
@@ -668,7 +671,7 @@ def _collect_symbols(value, into: set[str]) -> None:
         _collect_symbols((value.start, value.stop, value.step), into)
 
 
-def _example(placeholder: Node):
+def example_of(placeholder: Node):
     meta = placeholder.meta
     if isinstance(meta, SymInt):
         return meta.hint
@@ -681,7 +684,7 @@ def _guard_symbols(guard) -> set[str]:
     return lhs.symbols() | (guard.rhs.symbols() if isinstance(guard.rhs, SymInt) else set())
 
 
-def _holder_name(holder) -> str:
+def holder_name(holder) -> str:
     if isinstance(holder, str):
         return holder
     return str(holder.source) if holder.source is not None else holder.node.name

@@ -16,6 +16,7 @@ from ..ops.registry import Op
 from ..ops.views import is_basic
 from . import functionalise
 from .breaks import Break
+from .carried_numbers import CarriedNumber
 from .values import (ArrayValue, ConstantValue, DictValue, SequenceValue, Value, describe, fold, is_constant,
                      python_value)
 
@@ -35,7 +36,7 @@ PYTHON_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/"
 
 def binary(tracer, symbol: str, left: Value, right: Value) -> Value:
     """`left <symbol> right` for a binary or comparison operator (not in place)."""
-    if isinstance(left, ArrayValue) or isinstance(right, ArrayValue):
+    if isinstance(left, ArrayValue) or isinstance(right, ArrayValue) or _carried_with_numpy(left, right):
         name = _operator_op(symbol, left, right)
         if name is None:
             raise Break("unsupported", f"operator {symbol} on arrays of these dtypes is not in the op registry")
@@ -103,6 +104,14 @@ def is_scalar(value: Value) -> bool:
     return isinstance(value, ConstantValue) and isinstance(value.value, (bool, int, float, complex, np.generic))
 
 
+def _carried_with_numpy(left: Value, right: Value) -> bool:
+    """A number a while loop carries and a NumPy scalar: an op of the loop's body, which
+    computes the NumPy scalar NumPy would (NOTE(carried-numbers))."""
+    values = [value.value if isinstance(value, ConstantValue) else None for value in (left, right)]
+    return any(isinstance(value, CarriedNumber) for value in values) and any(isinstance(value, np.generic)
+                                                                            for value in values)
+
+
 def _operator_op(symbol: str, left: Value, right: Value) -> str | None:
     if symbol in _BOOL_OPERATORS and _all_bool(left, right):
         return _BOOL_OPERATORS[symbol]
@@ -141,7 +150,7 @@ def subscript(tracer, container: Value, index: Value) -> Value:
 def _refuse_symbolic_slices(tracer, index: Any) -> None:
     """Slice bounds are static, or expressions of the index of a loop being captured
     (NOTE(loop-capture)), which the body's code computes from the index it is given."""
-    symbols = {name for body in tracer.capture.bodies for name in body.index.symbols()}
+    symbols = {name for body in tracer.capture.bodies if body.index is not None for name in body.index.symbols()}
     items = index if type(index) is tuple else (index,)
     for item in items:
         if type(item) is slice and any(not (isinstance(part, (int, type(None))) or (
@@ -156,6 +165,8 @@ def constant_op(fn, value: Value, symbol: str) -> ConstantValue:
     if isinstance(value, ConstantValue):
         try:
             return ConstantValue(fn(value.value))
+        except Break:  # a number a while loop carries (NOTE(carried-numbers))
+            raise
         except Exception as error:
             raise Break("user_error", f"{type(error).__name__}: {error}") from error
     raise Break("unsupported", f"operator {symbol} on {describe(value)}")

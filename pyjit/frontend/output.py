@@ -29,7 +29,7 @@ from ..graph import GraphModule
 from .breaks import Break
 from .assemble import assemble
 from .bytecode import Instr
-from .emit import call_graph, prologue, rebuild, return_value, store_result
+from .emit import call_graph, computed_node, prologue, rebuild, return_value, store_result
 from .sources import Source
 from .values import ArrayValue, Value, contents
 
@@ -94,9 +94,10 @@ def _compile(tracer, compiler: Callable, loc) -> tuple[list[Instr], GraphModule]
 
 def _collect(value: Value, outputs: list) -> None:
     """The computed arrays `value` holds, in order, each once."""
-    if isinstance(value, ArrayValue) and value.source is None:
-        if not any(node is value.node for node in outputs):
-            outputs.append(value.node)
+    node = computed_node(value)
+    if node is not None:
+        if not any(output is node for output in outputs):
+            outputs.append(node)
     else:
         for item in contents(value):
             _collect(item, outputs)

@@ -249,6 +249,8 @@ def fold(fn, *args, **kwargs) -> Any:
     """`fn(*args)` on constants at trace time; an error the code would raise is the user's."""
     try:
         return fn(*args, **kwargs)
+    except Break:  # a number a while loop carries, used where its value is needed (NOTE(carried-numbers))
+        raise
     except Exception as error:
         raise Break("user_error", f"{type(error).__name__}: {error}") from error
 
