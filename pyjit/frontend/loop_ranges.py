@@ -20,8 +20,19 @@ enclosing indices (`first_failure`). A guard that is linear in the innermost ind
 an inequality is monotone in it, so only that range's first and last values are
 checked: a single loop's `x[:i]`, `y[t - 1]` and `A[k + 1:, k]` cost two checks whatever
 the trip count, and a triangular nest costs two per outer iteration. Other guards are
-checked on every index, up to GUARD_CHECK_LIMIT checks. A guard that mentions a size
-that is not an index (a dynamic dimension) cannot be checked so, and the loop unrolls.
+checked on every index, up to GUARD_CHECK_LIMIT checks.
+
+NOTE(dynamic-ranges): a guard or a range that mentions a size that is not an index (a
+dynamic dimension: `for i in range(n)` with `n = b.shape[0]` once sizes are dynamic)
+cannot be checked on values. It is reduced instead (`size_conditions`): linear in the
+innermost index, it holds on that range where it holds at the range's first and last
+index, so each index is replaced by those two expressions, innermost loop first, and
+what remains are guards on sizes alone, added to the graph's guards (checked on every
+call, like any size guard). They are sufficient, not necessary: an end of a range that
+is empty at run time adds a condition no index needed, and a call that fails one
+compiles again. A guard that is not linear in an index after the replacements, a
+symbolic range whose step is not 1 or -1, or a condition false at the example sizes
+keeps the loop unrolled.
 Slices are modelled so that empty ones are not a separate case (`x[:i]` at i = 0, and
 `x[k + 1:]` at the last k, are the same expressions: pyjit/ops/views.py), which is what
 makes the triangular loops of linear algebra capturable.
@@ -32,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import config
-from ..graph import SymInt
+from ..graph import ShapeGuard, SymInt
 from .breaks import Break
 from .bytecode import Instr, Label
 from .values import ConstantValue
@@ -101,12 +112,8 @@ def evaluate_range(steps: range | SymbolicRange, hints: dict[str, int]) -> range
 def first_failure(guard, loops: list, hints: dict[str, int]) -> tuple | None:
     """The indices (outermost first) of `loops` (each with `.name` and `.steps`) for which
     `guard` does not hold, None where it holds for all (NOTE(nested-loops)); a Break when
-    that takes more than GUARD_CHECK_LIMIT checks or a range depends on another symbol."""
-    names = {loop.name for loop in loops}
-    for loop in loops:
-        if type(loop.steps) is not range and not loop.steps.symbols() <= names:
-            raise Break("unsupported", f"the loop's body relies on {guard}, and a loop's bounds depend on a size "
-                        "that is not a loop index, so it cannot be checked for every index")
+    that takes more than GUARD_CHECK_LIMIT checks. Every range's bounds are constants or
+    expressions of the other loops' indices (NOTE(dynamic-ranges) takes the rest)."""
     hints, budget = dict(hints), [GUARD_CHECK_LIMIT]
     last = len(loops) - 1
     monotone = _monotone_in(guard, loops[last].name)
@@ -130,10 +137,56 @@ def first_failure(guard, loops: list, hints: dict[str, int]) -> tuple | None:
     return visit(0, ())
 
 
+def size_conditions(guard, loops: list) -> list[ShapeGuard] | None:
+    """Guards on sizes alone under which `guard` holds for every index of `loops` (each
+    with `.name` and `.steps`), for a guard or a range that mentions a size that is not an
+    index (NOTE(dynamic-ranges)); None where it cannot be reduced so."""
+    if guard.relation not in _MONOTONE or not isinstance(guard.lhs, SymInt):
+        return None
+    expressions = [guard.lhs - guard.rhs]
+    for loop in reversed(loops):
+        ends = _ends(loop.steps)
+        if ends is None:
+            return None
+        reduced = []
+        for expression in expressions:
+            if not isinstance(expression, SymInt) or loop.name not in expression.symbols():
+                reduced.append(expression)
+            elif not _linear_in(expression, loop.name):
+                return None
+            else:
+                reduced += [expression.substitute(loop.name, end) for end in ends]
+        expressions = reduced
+    conditions = []
+    for expression in expressions:
+        if not isinstance(expression, SymInt):
+            if not ShapeGuard.compare(expression, guard.relation, 0):
+                return None
+        elif expression.symbols() & expression.env.indices:
+            return None  # an index of a loop around these: checked when that loop is
+        else:
+            conditions.append(ShapeGuard(expression, guard.relation, 0))
+    return conditions
+
+
+def _ends(steps: range | SymbolicRange) -> list | None:
+    """The first and last index of `steps`, as expressions; None where the last one is not
+    linear in the bounds (a symbolic range with a step other than 1 or -1)."""
+    if type(steps) is range:
+        return [steps[0], steps[-1]] if steps else []
+    if steps.step not in (1, -1):
+        return None
+    return [steps.start, steps.stop - steps.step]
+
+
+def _linear_in(expression: SymInt, name: str) -> bool:
+    return all(monomial.count(name) <= 1 for monomial in expression.terms)
+
+
 def _monotone_in(guard, name: str) -> bool:
     """Whether `guard` is an inequality whose two sides differ by an expression linear in
     `name`: it then holds on a range of `name` when it holds at both ends."""
     if guard.relation not in _MONOTONE or not isinstance(guard.lhs, SymInt):
         return False
     difference = guard.lhs - guard.rhs
-    return not isinstance(difference, SymInt) or all(monomial.count(name) <= 1 for monomial in difference.terms)
+    return not isinstance(difference, SymInt) or _linear_in(difference, name)

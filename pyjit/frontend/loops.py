@@ -94,7 +94,7 @@ from ..utils import counters
 from .breaks import Break
 from .bytecode import local_reads, locals_read_after, locals_read_first
 from .iteration import iterate
-from .loop_ranges import SymbolicRange, evaluate_range, first_failure, loop_span
+from .loop_ranges import SymbolicRange, evaluate_range, first_failure, loop_span, size_conditions
 from .sources import LocalSource
 from .values import ArrayValue, ConstantValue, IteratorValue, Value
 
@@ -330,13 +330,20 @@ class _Capturing:
             for position, enclosing in enumerate(loops[:-1]):  # their indices decide this one's too
                 if enclosing.name in symbols or any(type(loop.steps) is not range for loop in loops[position + 1:]):
                     enclosing.relies_on_index = True
-            if not symbols <= indices:
-                raise Break("unsupported", f"the loop's body relies on {guard}, which cannot be checked for every "
-                            "index")
+            if not symbols <= indices or any(type(loop.steps) is not range and not loop.steps.symbols() <= indices
+                                             for loop in loops):
+                kept += self._size_conditions(guard, loops)  # NOTE(dynamic-ranges)
+                continue
             failed = first_failure(guard, loops, self.env.hints)
             if failed is not None:
                 self._guard_fails(body, guard, failed)
         self.env.guards[len(self.env_guards):] = kept
+
+    def _size_conditions(self, guard, loops: list[LoopBody]) -> list:
+        conditions = size_conditions(guard, loops)
+        if conditions is None or not all(condition.holds(self.env.hints) for condition in conditions):
+            raise Break("unsupported", f"the loop's body relies on {guard}, which cannot be checked for every index")
+        return conditions
 
     def _guard_fails(self, body: LoopBody, guard, failed: tuple) -> None:
         if len(failed) > 1:
@@ -473,6 +480,13 @@ class _Capturing:
         except Exception as error:  # correctness first: the loop unrolls (NOTE(loop-capture))
             self._undo()
             raise Break("unsupported", f"the backend failed on the loop's body: {error.__cause__ or error}") from None
+        try:
+            # The backend's lowering compared the index too (a view's bounds, NOTE(dynamic-
+            # ranges)): what it relied on must hold for every index, as the trace's own.
+            self._check_guards(body, [*capture.bodies, body])
+        except Break:
+            self._undo()
+            raise
         loop = _loop_op(compiled, len(carries), pure=not graph.impure_calls(),
                         owned=tuple(donated) if graph.donated else ())
         starts = [start for _, start, _ in carries]

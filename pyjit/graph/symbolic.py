@@ -79,9 +79,12 @@ class ShapeGuard:
     rhs: int | SymInt
 
     def holds(self, hints: dict[str, int]) -> bool:
-        compare = _RELATIONS[self.relation]
         rhs = self.rhs.evaluate(hints) if isinstance(self.rhs, SymInt) else self.rhs
-        return compare(self.lhs.evaluate(hints), rhs)
+        return self.compare(self.lhs.evaluate(hints), self.relation, rhs)
+
+    @staticmethod
+    def compare(lhs: int, relation: str, rhs: int) -> bool:
+        return _RELATIONS[relation](lhs, rhs)
 
     def __str__(self) -> str:
         return f"{self.lhs} {self.relation} {self.rhs}"
@@ -273,6 +276,11 @@ class SymInt:
 
     def symbols(self) -> set[str]:
         return {name for monomial in self.terms for name in monomial}
+
+    def substitute(self, name: str, value: int | SymInt) -> int | SymInt:
+        """The expression with symbol `name` replaced by `value` (no guard taken)."""
+        replacement = value if isinstance(value, SymInt) else SymInt({(): Fraction(value)}, self.env)
+        return self._make(_substitute_once(self.terms, {name: replacement}))
 
     def __repr__(self):
         return str(self)

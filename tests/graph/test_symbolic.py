@@ -239,3 +239,12 @@ def test_an_index_symbol_takes_any_value_and_its_decisions_are_guards():
     assert [str(guard) for guard in env.guards] == [f"{index} + 1 > 0"]
     with pytest.raises(ValueError):
         env.create_symbol(0)  # a size symbol stays 2 or more
+
+
+def test_substitute_replaces_one_symbol_and_records_no_guard(env):
+    s0, s1 = env.create_symbol(5), env.create_symbol(7)
+    expression = 3 * s0 * s1 - s0 + 2
+    assert str(expression.substitute("s1", s0 - 1)) == str(3 * s0 * s0 - 4 * s0 + 2)
+    assert expression.substitute("s0", 0) == 2
+    assert expression.substitute("s1", 2).evaluate({"s0": 4}) == 3 * 4 * 2 - 4 + 2
+    assert env.guards == []
