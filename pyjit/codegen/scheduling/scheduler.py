@@ -39,6 +39,7 @@ from ..cfamily.vector_math import VECTOR_MATH
 from ..ir.index import Index
 from ..ir.kernel_ir import (BufferParam, Call, Constant, Dim, IndexValue, Kernel, KernelValue, Load,
                             Loop, Reduce, Scratch, Store, Var, collapse_loops, keep_reduced_values, walk_values)
+from .dots import dots_as_reductions, is_loop_body
 from .lowering import (NotLowerable, Operand, assignment_index, broadcast_index, canonical, check_dtype,
                        contiguous_strides, is_array, is_one, offset, same_shape, typed_formula, view_source_index)
 
@@ -111,7 +112,10 @@ def schedule(graph, layouts: dict[str, str] | None = None, prefix: str = "kernel
     """Plan `graph`. `layouts` maps placeholder names to "C" (C-contiguous, strides from
     the shape) or "strided" (strides are kernel parameters); C when not given. Kernels
     compute the nodes on `device`; nodes on another run eagerly. `in_place`: kernels may
-    write over a matrix product (NOTE(epilogue-in-place))."""
+    write over a matrix product (NOTE(epilogue-in-place)). A loop's body has its vector
+    products rewritten as reductions first (NOTE(dots-in-loops))."""
+    if is_loop_body(graph):
+        dots_as_reductions(graph)
     return _Scheduler(graph, layouts or {}, prefix, device, in_place).run()
 
 

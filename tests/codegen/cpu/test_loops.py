@@ -135,10 +135,10 @@ def test_an_assignment_its_kernel_stores_into_the_target_runs_in_c(jit):
     assert counters["inductor"]["loops_in_c"] == 1 and counters["inductor"]["loop_runs_in_c"] == 1
 
 
-@pytest.mark.parametrize("fn, in_c", [(forward_substitution_sum, 1), (forward_substitution_dot, 0)])
-def test_forward_substitution_runs_in_c_unless_it_calls_blas(jit, fn, in_c):
-    """np.sum(L[i, :i] * x[:i]) is a reduction inside the C loop; `@` is NumPy's matmul
-    (BLAS), an eager step, so that body keeps the Python loop."""
+@pytest.mark.parametrize("fn", [forward_substitution_sum, forward_substitution_dot])
+def test_forward_substitution_runs_in_c_its_dot_a_reduction(jit, fn):
+    """np.sum(L[i, :i] * x[:i]) is a reduction inside the C loop, and so is `@` of two
+    vectors in a loop's body (NOTE(dots-in-loops))."""
     rng = np.random.default_rng(2)
     L = np.tril(rng.standard_normal((60, 60))) + 60.0 * np.eye(60)
     b = rng.standard_normal(60)
@@ -147,7 +147,21 @@ def test_forward_substitution_runs_in_c_unless_it_calls_blas(jit, fn, in_c):
     np.testing.assert_allclose(x, fn(L, b), rtol=1e-12, atol=0)
     np.testing.assert_allclose(L @ x, b, rtol=1e-12, atol=1e-12)
     assert counters["stats"]["loops_captured"] == 1
-    assert counters["inductor"]["loops_in_c"] == in_c and counters["inductor"]["loop_runs_in_c"] == in_c
+    assert counters["inductor"]["loops_in_c"] == 1 and counters["inductor"]["loop_runs_in_c"] == 1
+
+
+def mix_rows(X, W):
+    for i in range(1, X.shape[0]):
+        X[i] = X[i - 1] @ W + X[i]  # a vector times a matrix: BLAS, an eager step
+    return X
+
+
+def test_a_body_that_calls_blas_keeps_the_python_loop(jit):
+    rng = np.random.default_rng(3)
+    X, W = rng.standard_normal((30, 8)), rng.standard_normal((8, 8)) / 8
+    np.testing.assert_allclose(jit(mix_rows)(X.copy(), W), mix_rows(X.copy(), W), rtol=1e-12, atol=1e-12)
+    assert counters["stats"]["loops_captured"] == 1
+    assert counters["inductor"]["loops_in_c"] == 0 and counters["inductor"]["loop_runs_in_c"] == 0
 
 
 def test_negative_steps(jit):
