@@ -1,7 +1,7 @@
 """Compile time against graph size: the first call of a function whose body is a chain of
 N pointwise ops (N = 10, 100, 1000, 2000, 5000), compiled with the `eager` backend (capture
 only) and with the default backend (capture, scheduling, C compiler, loading), each in a
-fresh process with an empty compile cache. Issue 19 asks that it grow linearly with N:
+fresh process with an empty compile cache. The target is that it grow linearly with N:
 the last column is the first-call time per op, the C compiler's run left out (its time
 is the "C build" column, from the trace's `kernel` events: docs/report.md), which stays
 flat when it does.

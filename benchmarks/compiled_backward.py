@@ -1,4 +1,4 @@
-"""Backward-heavy benchmark (issue 16): a deep, narrow MLP whose every parameter has a
+"""Backward-heavy benchmark: a deep, narrow MLP whose every parameter has a
 gradient-clipping hook, its backward on the tape against compiled autograd + inductor.
 
     python -P benchmarks/compiled_backward.py [--quick] [--json OUT]

@@ -1,4 +1,4 @@
-"""Loops over `range` whose body is array code (issue 31), in three parts.
+"""Loops over `range` whose body is array code, in three parts.
 
 1. The first call of a 1-D Jacobi stencil (the corpus's `jacobi_1d`, 4000 float64) per
    trip count T, each in a fresh process with an empty compile cache, against the whole

@@ -1,6 +1,6 @@
 """Small graphs against NumPy: functions whose graphs are too small for fusion to gain
 much (one op; the pieces around a data-dependent `if`), at 16, 16K and 1M float32
-elements, compiled with pyjit's default backend and with `eager`. Issue 19 asks that
+elements, compiled with pyjit's default backend and with `eager`. The target is that
 pyjit never be more than 5% slower than NumPy at any of these sizes. Every result is
 compared with NumPy's first; then NumPy and the compiled functions are timed in turns
 (`pyjit._C.bench`, garbage collection off), and each figure is its quietest round's

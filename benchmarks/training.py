@@ -1,4 +1,4 @@
-"""Training-step benchmark (issue 15): forward + backward + SGD on an MLP and a transformer block.
+"""Training-step benchmark: forward + backward + SGD on an MLP and a transformer block.
 
     python benchmarks/training.py [--quick] [--json OUT]
 

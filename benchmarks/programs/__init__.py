@@ -1,4 +1,4 @@
-"""The corpus of real programs (issue 30): stencils, linear algebra, signal and image
+"""The corpus of real programs: stencils, linear algebra, signal and image
 processing, small physics, statistics and integer code, each a plain NumPy function as
 its users write it (Python loops where they write loops), with seeded inputs at a small
 size (the tests run every program on every backend) and a large one (the harness; at most

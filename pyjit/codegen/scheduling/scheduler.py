@@ -490,7 +490,9 @@ class _Scheduler:
     #   * every read of the target in the kernel is at the element being written (`y[k:]`
     #     read to add to it): each is read before it is overwritten, by the thread that
     #     writes it; a shifted read (`y[1:] = y[:-1] + 1`) keeps the copy, as NumPy's
-    #     assignment computes every value before it writes one;
+    #     assignment computes every value before it writes one. One element
+    #     (`y[t] = a * y[t - 1] + x[t]`) may read any: its kernel computes its one value
+    #     before its one store, its last statement;
     #   * as for epilogues: no reduction in the kernel on other devices than the CPU, and
     #     no autotuning (timing runs would apply the assignment again).
     def _assign_in_place(self, group: _Group) -> None:
@@ -514,7 +516,8 @@ class _Scheduler:
                           for statement in group._lower(member, member_role, lowering)]
         except (NotLowerable, NotImplementedError, IndexError, TypeError, ValueError):
             statements = None
-        if statements is not None and _reads(statements).get(self.names[target], set()) <= {statements[-1].index}:
+        if statements is not None and (node.meta.shape == ()
+                                       or _reads(statements).get(self.names[target], set()) <= {statements[-1].index}):
             del self.buffers[own]
             return
         self.names[node] = own

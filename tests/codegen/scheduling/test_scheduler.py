@@ -389,6 +389,21 @@ def test_a_target_earlier_kernels_read_is_written_by_a_later_one():
     assert [writes(kernel) for kernel in scheduled.kernels] == [["v_x1"], ["v_x0"]] and scheduled.allocations == ()
 
 
+def test_one_element_computed_from_others_of_the_target_is_written_by_the_kernel():
+    """`y[2] = 0.5 * y[1] + y[3]`: one value, computed before its one store."""
+    def recurrence_step(y):
+        value = ops.add(ops.multiply(ops.getitem(y, 1), 0.5), ops.getitem(y, 3))
+        return ops.index_put(y, 2, value)
+
+    graph = Graph()
+    graph.donated = frozenset({"x0"})
+    graph.output(recurrence_step(graph.placeholder("x0", TensorMeta((8,), F64))))
+    scheduled = schedule(graph)
+    (kernel,) = scheduled.kernels
+    (store,) = statements(kernel, Store)
+    assert writes(kernel) == ["v_x0"] and str(store.index) == "2" and scheduled.allocations == ()
+
+
 def test_assignments_a_kernel_cannot_write_in_place_keep_their_buffer():
     def shifted(x):  # NumPy computes every value before it writes one
         y = ops.index_put(new(x, ops.zeros, 8), slice(None), x)
