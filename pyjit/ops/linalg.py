@@ -306,6 +306,13 @@ def _size(shape: tuple, axes: list[int]):
     return math.prod((shape[axis] for axis in axes), start=1)
 
 
+def matmul_as_sum(a, b):
+    """`a @ b` for a matrix or a vector `a` and a vector `b`, as the reduction it is: the
+    sum over the last axis of `a * b` (in the sum's order of addition, not a BLAS's)."""
+    product = op.multiply(a, b)
+    return op.sum(product, axis=-1) if a.ndim == 2 else op.sum(product)
+
+
 # -- vdot, inner, kron, cross --------------------------------------------------------------
 @composite("vdot")
 def vdot(a, b):

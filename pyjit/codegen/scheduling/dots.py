@@ -16,7 +16,7 @@ import numpy as np
 
 from ...graph import SymInt, TensorMeta
 from ...graph.node import Node
-from ...ops.registry import REGISTRY
+from ...ops.linalg import matmul_as_sum
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -33,13 +33,12 @@ def dots_as_reductions(graph) -> int:
     for node in list(graph.calls()):
         if getattr(node.target, "name", None) != "matmul" or node.kwargs or not _vector_product(*node.args):
             continue
-        a, b = node.args
-        position = graph.nodes.index(node)
+        position, appended = graph.nodes.index(node), len(graph.nodes)
         with graph.at(node.loc):
-            product = graph.call(REGISTRY["multiply"], a, b)
-            total = graph.call(REGISTRY["sum"], product, axis=-1) if a.meta.ndim == 2 else \
-                graph.call(REGISTRY["sum"], product)
-        graph.nodes[position:position] = [graph.nodes.pop(-2), graph.nodes.pop()]
+            total = matmul_as_sum(*node.args)
+        made = graph.nodes[appended:]
+        del graph.nodes[appended:]
+        graph.nodes[position:position] = made
         node.replace_all_uses_with(total)
         graph.erase(node)
         rewritten += 1
