@@ -22,7 +22,9 @@ the other, since each may read what the one before wrote.
 
 A body qualifies when
   * every array input was compiled C-contiguous (NOTE(layouts)), and every other input
-    is a size symbol (the index, an enclosing loop's index) or a Python number;
+    is a size symbol (the index, an enclosing loop's index) or a Python number; every
+    symbol an input's size names is one some input gives alone (an axis `s0`, not only
+    `4*s0`), which the entry binds without solving for it;
   * every step is a C kernel whose size arguments are symbols (no strides), or an
     item assignment `x[key] = values` the glue runs in place (NOTE(assignment-in-place):
     into a donated carry or a buffer of its own) with a basic `key` (ints, slices and
@@ -106,7 +108,9 @@ class LoopPlan:
     kernels: list
     loop: CLoop
     index: str  # the index's symbol
-    inputs: list  # per input after the index: ("array", dtype, shape) | ("symbol", name) | ("scalar", type)
+    # per input after the index: ("array", dtype, ((size, canonical size), ...)) | ("symbol", name)
+    # | ("scalar", type)
+    inputs: list
     slots: list  # per buffer of the loop: ("input", position) | ("scalar", position, dtype) | ("buffer", dtype, shape)
     sizes: list[str]  # the symbols passed after start, stop, step
     guards: list  # (symbols, compiled guard text)
@@ -136,6 +140,9 @@ class _Planner:
         self.index = index
         self.symbols.add(index)
         inputs = [self._input(position, node) for position, node in enumerate(placeholders[1:])]
+        if any(isinstance(each, SymInt) and not each.symbols() <= self.symbols
+               for spec in inputs if spec[0] == "array" for forms in spec[2] for each in forms):
+            raise _Unsupported("an input's size names a symbol no input gives alone (`4*s0`)")
         if reduces_symbolic_axis_without_identity(self.graph):
             raise _Unsupported("a reduction without an identity over a symbolic axis")
         self._steps()
@@ -169,7 +176,8 @@ class _Planner:
             self._slot(name, ("input", position))
             for size in meta.shape:
                 self.symbols.update(lone_symbol(each) for each in (size, canonical(size)) if lone_symbol(each))
-            return "array", np.dtype(meta.dtype), meta.shape
+            # Each size as traced and as known now: the shape env may learn more later.
+            return "array", np.dtype(meta.dtype), tuple((size, canonical(size)) for size in meta.shape)
         symbol = lone_symbol(meta)
         if symbol is not None:
             self.symbols.add(symbol)
@@ -347,8 +355,8 @@ class LoopEntry:
                 if (type(arg) is not np.ndarray or arg.dtype != spec[1] or arg.ndim != len(spec[2])
                         or not arg.flags.c_contiguous):
                     return None
-                for size, actual in zip(spec[2], arg.shape):
-                    for each in (size, canonical(size)):
+                for forms, actual in zip(spec[2], arg.shape):
+                    for each in forms:
                         symbol = lone_symbol(each)
                         if symbol is not None and symbol not in bound:
                             bound[symbol] = actual

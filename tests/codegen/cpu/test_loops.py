@@ -265,6 +265,19 @@ def recurrence_body(length: int):
     return graph
 
 
+def test_an_input_whose_size_names_a_symbol_no_input_gives_alone_has_no_c_loop():
+    """`z` of 4*s0 elements, s0 an axis of no input: the entry could not bind s0."""
+    env = ShapeEnv()
+    quarter = env.create_symbol(4)
+    index = env.create_index(3)
+    graph = Graph("body", shape_env=env)
+    graph.placeholder("index", index)
+    z = graph.placeholder("z", TensorMeta((4 * quarter,), np.float64))
+    graph.output((ops.index_put(z, index, ops.multiply(ops.getitem(z, index), 0.5)),))
+    graph.donated = frozenset({"z"})
+    assert c_loop(schedule(graph, {}), {}, "t_") is None
+
+
 def test_the_entry_runs_the_range_and_hands_back_what_it_was_not_compiled_for():
     scheduled = schedule(recurrence_body(16), {})
     plan = c_loop(scheduled, {}, "t_")
